@@ -1,0 +1,300 @@
+#include "engine.h"
+
+#include <algorithm>
+
+// A message from a slot thread (or the loader thread) to the main thread.
+struct Completion {
+  uint64_t id;  // 0: the model load finished
+  JobOutcome outcome;
+};
+
+namespace {
+
+#define REQUIRE(cond, msg)                                \
+  if (!(cond)) {                                          \
+    Napi::TypeError::New(env, msg).ThrowAsJavaScriptException(); \
+    return env.Undefined();                               \
+  }
+
+Napi::Error CodedError(Napi::Env env, const char *code, const std::string &message) {
+  Napi::Error err = Napi::Error::New(env, message);
+  err.Set("code", Napi::String::New(env, code));
+  return err;
+}
+
+Tokens ToTokens(const Napi::Int32Array &a) { return Tokens(a.Data(), a.Data() + a.ElementLength()); }
+
+int32_t IntOption(const Napi::Object &o, const char *key, int32_t fallback) {
+  Napi::Value v = o.Get(key);
+  return v.IsNumber() ? v.As<Napi::Number>().Int32Value() : fallback;
+}
+
+}  // namespace
+
+Napi::Function Engine::Define(Napi::Env env) {
+  return DefineClass(env, "Engine",
+                     {InstanceMethod("load", &Engine::Load), InstanceMethod("info", &Engine::Info),
+                      InstanceMethod("tokenize", &Engine::Tokenize),
+                      InstanceMethod("applyTemplate", &Engine::ApplyTemplate),
+                      InstanceMethod("submit", &Engine::Submit), InstanceMethod("cancel", &Engine::Cancel),
+                      InstanceMethod("stats", &Engine::Stats), InstanceMethod("close", &Engine::Close)});
+}
+
+Engine::Engine(const Napi::CallbackInfo &info) : Napi::ObjectWrap<Engine>(info) {
+  Napi::Env env = info.Env();
+  tsfn_ = Napi::TypedThreadSafeFunction<Engine, Completion, Deliver>::New(env, "decision-machine-slots", 0, 1, this);
+  tsfn_.Unref(env);  // referenced only while work is pending (Hold / Release)
+  // At process exit the environment is torn down before (or without) this object's finalizer:
+  // stop the slot threads then, and leave the hook and the function to Node.
+  cleanup_ = env.AddCleanupHook(std::function<void()>([this] {
+    torn_down_ = true;
+    Shutdown();
+  }));
+}
+
+Engine::~Engine() {
+  if (torn_down_) return;
+  cleanup_.Remove(Env());
+  Shutdown();
+  tsfn_.Release();
+}
+
+void Engine::Shutdown() {
+  if (loader_.joinable()) loader_.join();
+  loaded_ = false;
+  pool_.reset();
+  if (model_ != nullptr) llama_model_free(model_);
+  model_ = nullptr;
+}
+
+void Engine::Deliver(Napi::Env env, Napi::Function, Engine *engine, Completion *c) {
+  if (env != nullptr) engine->Finish(env, c);
+  delete c;
+}
+
+// Pending work keeps the event loop alive and this object reachable; idle, neither.
+void Engine::Hold(Napi::Env env) {
+  if (pending_++ == 0) {
+    tsfn_.Ref(env);
+    Ref();
+  }
+}
+
+void Engine::Release(Napi::Env env) {
+  if (--pending_ == 0) {
+    tsfn_.Unref(env);
+    Unref();
+  }
+}
+
+void Engine::Finish(Napi::Env env, Completion *c) {
+  auto it = waiting_.find(c->id);
+  if (it == waiting_.end()) return;
+  Napi::Promise::Deferred deferred = it->second;
+  waiting_.erase(it);
+  Napi::HandleScope scope(env);
+  const JobOutcome &o = c->outcome;
+  if (c->id == 0) {
+    if (loader_.joinable()) loader_.join();
+    loaded_ = o.status == JobStatus::ok;
+    if (loaded_) deferred.Resolve(env.Undefined());
+    else deferred.Reject(CodedError(env, "load_failed", o.message).Value());
+  } else if (o.status == JobStatus::ok) {
+    const ScoreResult &r = o.result;
+    Napi::Object out = Napi::Object::New(env);
+    Napi::Float32Array lp = Napi::Float32Array::New(env, r.logprobs.size());
+    std::copy(r.logprobs.begin(), r.logprobs.end(), lp.Data());
+    out.Set("logprobs", lp);
+    out.Set("promptTokens", r.prompt_tokens);
+    out.Set("cachedTokens", r.cached_tokens);
+    out.Set("decodeMs", r.decode_ms);
+    deferred.Resolve(out);
+  } else {
+    const char *code = o.status == JobStatus::cancelled ? "cancelled" : "runner_error";
+    deferred.Reject(CodedError(env, code, o.message).Value());
+  }
+  Release(env);
+}
+
+// load({ modelPath, slots, contextSize, batchSize, sequences, threads }) -> Promise<void>
+// The model is read and the slot contexts created on a separate thread.
+Napi::Value Engine::Load(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  REQUIRE(info.Length() == 1 && info[0].IsObject(), "load(options) expects an object");
+  REQUIRE(model_ == nullptr && !loader_.joinable(), "engine is already loaded");
+  Napi::Object o = info[0].As<Napi::Object>();
+  REQUIRE(o.Get("modelPath").IsString(), "options.modelPath must be a string");
+  std::string path = o.Get("modelPath").As<Napi::String>();
+  int32_t slots = IntOption(o, "slots", 2);
+  SlotConfig cfg{IntOption(o, "contextSize", 8192), IntOption(o, "batchSize", 512), IntOption(o, "sequences", 64),
+                 IntOption(o, "threads", 2)};
+  REQUIRE(slots >= 1 && cfg.n_ctx >= 64 && cfg.n_batch >= 1 && cfg.n_seq >= 3 && cfg.n_threads >= 1,
+          "options out of range");
+
+  Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);
+  waiting_.emplace(0, deferred);
+  Hold(env);
+  loader_ = std::thread([this, path, slots, cfg] {
+    auto *c = new Completion{0, {}};
+    llama_model_params mp = llama_model_default_params();
+    model_ = llama_model_load_from_file(path.c_str(), mp);
+    if (model_ == nullptr) {
+      c->outcome.message = "could not load model " + path;
+    } else {
+      try {
+        pool_ = std::make_unique<SlotPool>(model_, cfg, slots, [this](uint64_t id, JobOutcome &&out) {
+          tsfn_.BlockingCall(new Completion{id, std::move(out)});
+        });
+        c->outcome.status = JobStatus::ok;
+      } catch (const std::exception &e) {
+        c->outcome.message = e.what();
+        llama_model_free(model_);
+        model_ = nullptr;
+      }
+    }
+    tsfn_.BlockingCall(c);
+  });
+  return deferred.Promise();
+}
+
+const llama_vocab *Engine::Vocab(Napi::Env env) {
+  if (!loaded_) {
+    CodedError(env, "not_loaded", "engine is not loaded").ThrowAsJavaScriptException();
+    return nullptr;
+  }
+  return llama_model_get_vocab(model_);
+}
+
+Napi::Value Engine::Info(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (Vocab(env) == nullptr) return env.Undefined();
+  char desc[256];
+  llama_model_desc(model_, desc, sizeof desc);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("description", desc);
+  out.Set("sizeBytes", static_cast<double>(llama_model_size(model_)));
+  out.Set("parameters", static_cast<double>(llama_model_n_params(model_)));
+  out.Set("trainContext", llama_model_n_ctx_train(model_));
+  out.Set("vocabSize", llama_vocab_n_tokens(llama_model_get_vocab(model_)));
+  const char *tmpl = llama_model_chat_template(model_, nullptr);
+  out.Set("chatTemplate", tmpl != nullptr ? Napi::Value(Napi::String::New(env, tmpl)) : env.Null());
+  return out;
+}
+
+// tokenize(text, addSpecial, parseSpecial) -> Int32Array. Synchronous: tokenizing is fast.
+Napi::Value Engine::Tokenize(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  REQUIRE(info.Length() == 3 && info[0].IsString(), "tokenize(text, addSpecial, parseSpecial)");
+  const llama_vocab *vocab = Vocab(env);
+  if (vocab == nullptr) return env.Undefined();
+  std::string text = info[0].As<Napi::String>();
+  bool add_special = info[1].ToBoolean(), parse_special = info[2].ToBoolean();
+  std::vector<llama_token> tokens(text.size() + 8);
+  int32_t n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                             static_cast<int32_t>(tokens.size()), add_special, parse_special);
+  if (n < 0) {
+    tokens.resize(static_cast<size_t>(-n));
+    n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                       static_cast<int32_t>(tokens.size()), add_special, parse_special);
+  }
+  Napi::Int32Array out = Napi::Int32Array::New(env, static_cast<size_t>(std::max(n, 0)));
+  std::copy(tokens.begin(), tokens.begin() + std::max(n, 0), out.Data());
+  return out;
+}
+
+// applyTemplate([{ role, content }], addAssistant) -> string, with the model's own chat template.
+Napi::Value Engine::ApplyTemplate(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  REQUIRE(info.Length() == 2 && info[0].IsArray(), "applyTemplate(messages, addAssistant)");
+  if (Vocab(env) == nullptr) return env.Undefined();
+  Napi::Array arr = info[0].As<Napi::Array>();
+  std::vector<std::string> roles, contents;
+  for (uint32_t i = 0; i < arr.Length(); ++i) {
+    Napi::Object m = arr.Get(i).As<Napi::Object>();
+    roles.push_back(m.Get("role").ToString());
+    contents.push_back(m.Get("content").ToString());
+  }
+  std::vector<llama_chat_message> chat;
+  size_t total = 0;
+  for (size_t i = 0; i < roles.size(); ++i) {
+    chat.push_back({roles[i].c_str(), contents[i].c_str()});
+    total += contents[i].size();
+  }
+  const char *tmpl = llama_model_chat_template(model_, nullptr);
+  std::vector<char> buf(total * 2 + 1024);
+  int32_t n = llama_chat_apply_template(tmpl, chat.data(), chat.size(), info[1].ToBoolean(), buf.data(),
+                                        static_cast<int32_t>(buf.size()));
+  if (n > static_cast<int32_t>(buf.size())) {
+    buf.resize(static_cast<size_t>(n));
+    n = llama_chat_apply_template(tmpl, chat.data(), chat.size(), info[1].ToBoolean(), buf.data(),
+                                  static_cast<int32_t>(buf.size()));
+  }
+  REQUIRE(n >= 0, "the model's chat template is not supported");
+  return Napi::String::New(env, buf.data(), static_cast<size_t>(n));
+}
+
+// submit({ prefix, branches, options }) -> { id, result: Promise<ScoreResult> }
+Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  REQUIRE(info.Length() == 1 && info[0].IsObject(), "submit(job) expects an object");
+  if (Vocab(env) == nullptr) return env.Undefined();
+  Napi::Object o = info[0].As<Napi::Object>();
+  REQUIRE(o.Get("prefix").IsTypedArray() && o.Get("branches").IsArray() && o.Get("options").IsArray(),
+          "job needs prefix (Int32Array), branches and options (arrays of Int32Array)");
+  ScoreJob job;
+  job.prefix = ToTokens(o.Get("prefix").As<Napi::Int32Array>());
+  const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model_));
+  for (const char *key : {"branches", "options"}) {
+    Napi::Array list = o.Get(key).As<Napi::Array>();
+    REQUIRE(list.Length() >= 1, "job branches and options must not be empty");
+    for (uint32_t i = 0; i < list.Length(); ++i) {
+      REQUIRE(list.Get(i).IsTypedArray(), "every branch and option must be an Int32Array");
+      Tokens t = ToTokens(list.Get(i).As<Napi::Int32Array>());
+      REQUIRE(!t.empty(), "every branch and option must hold at least one token");
+      (key[0] == 'b' ? job.branches : job.options).push_back(std::move(t));
+    }
+  }
+  auto valid = [n_vocab](const Tokens &t) {
+    return std::all_of(t.begin(), t.end(), [n_vocab](llama_token x) { return x >= 0 && x < n_vocab; });
+  };
+  bool ok = valid(job.prefix);
+  for (const auto &t : job.branches) ok = ok && valid(t);
+  for (const auto &t : job.options) ok = ok && valid(t);
+  REQUIRE(ok, "token id out of the vocabulary");
+
+  Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);
+  uint64_t id = pool_->submit(std::move(job));
+  waiting_.emplace(id, deferred);
+  Hold(env);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("id", static_cast<double>(id));
+  out.Set("result", deferred.Promise());
+  return out;
+}
+
+Napi::Value Engine::Cancel(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  REQUIRE(info.Length() == 1 && info[0].IsNumber(), "cancel(id)");
+  if (loaded_) pool_->cancel(static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value()));
+  return env.Undefined();
+}
+
+Napi::Value Engine::Stats(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Napi::Object out = Napi::Object::New(env);
+  PoolStats s = loaded_ ? pool_->stats() : PoolStats{};
+  out.Set("slots", s.slots);
+  out.Set("running", s.running);
+  out.Set("queued", s.queued);
+  out.Set("completed", static_cast<double>(s.completed));
+  out.Set("failed", static_cast<double>(s.failed));
+  out.Set("cancelled", static_cast<double>(s.cancelled));
+  return out;
+}
+
+// close(): cancels what is queued or running (their promises reject with code "cancelled"),
+// joins the slot threads and frees the model.
+Napi::Value Engine::Close(const Napi::CallbackInfo &info) {
+  Shutdown();
+  return info.Env().Undefined();
+}

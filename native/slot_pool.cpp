@@ -1,0 +1,143 @@
+#include "slot_pool.h"
+
+#include <stdexcept>
+
+#include "scoring.h"
+
+namespace {
+constexpr int32_t kOutputs = 64;  // logits rows per decode call
+}
+
+struct SlotPool::Slot {
+  llama_context *ctx = nullptr;
+  std::unique_ptr<Scorer> scorer;
+  std::thread thread;
+  uint64_t job_id = 0;                       // 0 when idle; guarded by mu_
+  std::shared_ptr<std::atomic<bool>> abort;  // the running job's flag; guarded by mu_
+  std::atomic<bool> *abort_now = nullptr;    // read by llama's abort callback on this thread
+};
+
+SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, Done done) : done_(std::move(done)) {
+  for (int32_t i = 0; i < n_slots; ++i) {
+    auto slot = std::make_unique<Slot>();
+    llama_context_params p = llama_context_default_params();
+    p.n_ctx = static_cast<uint32_t>(cfg.n_ctx);
+    p.n_batch = p.n_ubatch = static_cast<uint32_t>(cfg.n_batch);
+    p.n_seq_max = static_cast<uint32_t>(cfg.n_seq);
+    p.n_threads = p.n_threads_batch = cfg.n_threads;
+    p.kv_unified = true;  // branches share the prefix's KV cells
+    // Only the last token of a branch needs logits: a full n_batch x n_vocab buffer would cost
+    // ~300 MB per slot with a 150k vocabulary.
+    p.n_outputs_max = static_cast<uint32_t>(kOutputs);
+    p.no_perf = true;
+    p.abort_callback = [](void *data) {
+      auto *flag = *static_cast<std::atomic<bool> **>(data);
+      return flag != nullptr && flag->load(std::memory_order_relaxed);
+    };
+    p.abort_callback_data = &slot->abort_now;
+    slot->ctx = llama_init_from_model(model, p);
+    if (slot->ctx == nullptr) {
+      for (auto &s : slots_) llama_free(s->ctx);
+      throw std::runtime_error("could not create llama context for slot " + std::to_string(i));
+    }
+    slot->scorer = std::make_unique<Scorer>(slot->ctx, kOutputs);
+    slots_.push_back(std::move(slot));
+  }
+  counts_.slots = n_slots;
+  for (auto &s : slots_) s->thread = std::thread([this, slot = s.get()] { work(*slot); });
+}
+
+SlotPool::~SlotPool() {
+  std::deque<Pending> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    dropped.swap(queue_);
+    for (auto &s : slots_)
+      if (s->abort) s->abort->store(true);
+  }
+  wake_.notify_all();
+  for (auto &p : dropped) done_(p.id, JobOutcome{JobStatus::cancelled, "engine closed", {}});
+  for (auto &s : slots_) {
+    if (s->thread.joinable()) s->thread.join();
+    llama_free(s->ctx);
+  }
+}
+
+uint64_t SlotPool::submit(ScoreJob &&job) {
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    id = next_id_++;
+    queue_.push_back({id, std::move(job), std::make_shared<std::atomic<bool>>(false)});
+  }
+  wake_.notify_one();
+  return id;
+}
+
+void SlotPool::cancel(uint64_t id) {
+  Pending removed{0, {}, nullptr};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+      if (it->id == id) {
+        removed = std::move(*it);
+        queue_.erase(it);
+        ++counts_.cancelled;
+        break;
+      }
+    }
+    if (removed.id == 0) {
+      for (auto &s : slots_)
+        if (s->job_id == id) s->abort->store(true);
+      return;
+    }
+  }
+  done_(id, JobOutcome{JobStatus::cancelled, "cancelled", {}});
+}
+
+PoolStats SlotPool::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  PoolStats s = counts_;
+  s.queued = static_cast<int32_t>(queue_.size());
+  s.running = 0;
+  for (auto &slot : slots_) s.running += slot->job_id != 0;
+  return s;
+}
+
+void SlotPool::work(Slot &slot) {
+  for (;;) {
+    Pending p{0, {}, nullptr};
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      p = std::move(queue_.front());
+      queue_.pop_front();
+      slot.job_id = p.id;
+      slot.abort = p.abort;
+    }
+    slot.abort_now = p.abort.get();
+    JobOutcome out;
+    try {
+      out.result = slot.scorer->run(p.job);
+      out.status = JobStatus::ok;
+    } catch (const Aborted &) {
+      out.status = JobStatus::cancelled;
+      out.message = "cancelled";
+    } catch (const std::exception &e) {
+      out.status = JobStatus::failed;
+      out.message = e.what();
+    }
+    slot.abort_now = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      slot.job_id = 0;
+      slot.abort.reset();
+      if (out.status == JobStatus::ok) ++counts_.completed;
+      else if (out.status == JobStatus::cancelled) ++counts_.cancelled;
+      else ++counts_.failed;
+    }
+    done_(p.id, std::move(out));
+  }
+}

@@ -1,0 +1,59 @@
+// A fixed pool of inference slots. Each slot is one native thread with its own llama_context;
+// jobs wait in one FIFO shared by the slots. The pool does no admission control: the caller
+// decides how much to submit (the TypeScript engine refuses with 529 when it is full).
+#pragma once
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "jobs.h"
+
+struct SlotConfig {
+  int32_t n_ctx;      // tokens of KV cache per slot
+  int32_t n_batch;    // tokens per llama_decode call
+  int32_t n_seq;      // sequences per slot (branches decoded side by side)
+  int32_t n_threads;  // CPU threads per slot
+};
+
+struct PoolStats {
+  int32_t slots, running, queued;
+  uint64_t completed, failed, cancelled;
+};
+
+class SlotPool {
+ public:
+  // Called on a slot thread when a job ends, exactly once per submitted job.
+  using Done = std::function<void(uint64_t id, JobOutcome &&)>;
+
+  // Creates every slot's context up front; throws std::runtime_error if one cannot be created.
+  SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, Done done);
+  // Cancels queued and running jobs (each still gets its Done call) and joins the threads.
+  ~SlotPool();
+
+  uint64_t submit(ScoreJob &&job);
+  // Queued: removed and finished as cancelled. Running: its decode aborts at the next graph node.
+  void cancel(uint64_t id);
+  PoolStats stats();
+
+ private:
+  struct Pending {
+    uint64_t id;
+    ScoreJob job;
+    std::shared_ptr<std::atomic<bool>> abort;
+  };
+  struct Slot;
+  void work(Slot &slot);
+
+  Done done_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<Pending> queue_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  uint64_t next_id_ = 1;
+  bool stopping_ = false;
+  PoolStats counts_{};
+};

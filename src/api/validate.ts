@@ -1,0 +1,90 @@
+// Request validation at the edge: compiled TypeBox schemas, messages in the spec's form
+// `path: message`, at most three issues joined with "; ", path `body` for whole-object rules.
+import type { TSchema, Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
+import { ServiceError } from '../errors.js';
+
+export type Validator<T> = (body: unknown) => T;
+
+export function compile<S extends TSchema>(schema: S): Validator<Static<S>> {
+  const checker = TypeCompiler.Compile(schema);
+  return (body) => {
+    if (checker.Check(body)) {
+      const bad = findIllFormed(body, '');
+      if (bad !== undefined) throw new ServiceError('invalid_request', `${bad}: contains a lone surrogate (invalid Unicode)`);
+      return body;
+    }
+    const issues: string[] = [];
+    const seen = new Set<string>();
+    for (const e of checker.Errors(body)) {
+      // An unknown key is a rule of the object that holds it, as in `body: Unrecognized key: "x"`.
+      const at = e.type === ValueErrorType.ObjectAdditionalProperties ? e.path.replace(/\/[^/]*$/, '') : e.path;
+      const line = `${pathOf(at)}: ${describe(e)}`;
+      if (seen.has(line)) continue;
+      seen.add(line);
+      issues.push(line);
+      if (issues.length === 3) break;
+    }
+    throw new ServiceError('invalid_request', issues.join('; '));
+  };
+}
+
+function pathOf(pointer: string): string {
+  if (pointer === '') return 'body';
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+}
+
+function typeName(v: unknown): string {
+  if (v === undefined) return 'undefined';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
+function describe(e: ValueError): string {
+  const s = e.schema as Record<string, unknown>;
+  switch (e.type) {
+    case ValueErrorType.ArrayMinItems:
+      return `Too small: expected array to have >=${s.minItems} items`;
+    case ValueErrorType.ArrayMaxItems:
+      return `Too big: expected array to have <=${s.maxItems} items`;
+    case ValueErrorType.StringMinLength:
+      return `Too small: expected string to have >=${s.minLength} characters`;
+    case ValueErrorType.StringMaxLength:
+      return `Too big: expected string to have <=${s.maxLength} characters`;
+    case ValueErrorType.ObjectMinProperties:
+      return `Too small: expected object to have >=${s.minProperties} keys`;
+    case ValueErrorType.NumberMinimum:
+    case ValueErrorType.IntegerMinimum:
+      return `Too small: expected number to be >=${s.minimum}`;
+    case ValueErrorType.NumberMaximum:
+    case ValueErrorType.IntegerMaximum:
+      return `Too big: expected number to be <=${s.maximum}`;
+    case ValueErrorType.ObjectAdditionalProperties:
+      return `Unrecognized key: ${JSON.stringify(e.path.split('/').pop())}`;
+    case ValueErrorType.Literal:
+      return `Invalid input: expected ${JSON.stringify(s.const)}`;
+    case ValueErrorType.Union:
+      return 'Invalid input';
+    default: {
+      const expected = (s.type as string | undefined) ?? 'valid value';
+      return `Invalid input: expected ${expected}, received ${typeName(e.value)}`;
+    }
+  }
+}
+
+// JSON may carry "\ud800": a string that is not valid Unicode and cannot be tokenized faithfully.
+function findIllFormed(v: unknown, path: string): string | undefined {
+  if (typeof v === 'string') return v.isWellFormed() ? undefined : path || 'body';
+  if (v === null || typeof v !== 'object') return undefined;
+  for (const [k, x] of Object.entries(v)) {
+    const found = findIllFormed(x, path ? `${path}.${k}` : k);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}

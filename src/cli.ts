@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// decision-machine serve            start the HTTP service (fetches the model on first run)
+// decision-machine models ...       pull | list | verify (see src/models/cli.ts)
+import { loadConfig, ENV, type Config } from './config.js';
+import { createLogger } from './log.js';
+import { modelsCommand } from './models/cli.js';
+import { serve } from './http/uws.js';
+import { routes } from './http/routes.js';
+import { openService } from './service.js';
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === 'models') return modelsCommand(rest);
+  if (command === 'serve' || command === undefined) return runServer();
+  process.stderr.write('usage: decision-machine [serve] | models pull|list|verify [...]\n');
+  return 2;
+}
+
+async function runServer(): Promise<number> {
+  const config = loadConfig();
+  const log = createLogger(config.logLevel);
+  log.info('configuration', { config: printable(config) });
+  const service = await openService(config);
+  const server = await serve(routes(service), { ...config, log });
+  log.info('listening', { url: `http://${config.host}:${server.port}`, model: service.engine.info.description });
+
+  // Graceful shutdown: stop accepting, let admitted requests finish, free the model.
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      log.info('shutting down', { signal });
+      server.close();
+      void service.engine.close().then(resolve);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return 0;
+}
+
+// Environment variable names next to their values, so the log says how to change each one.
+function printable(config: Config): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(ENV).map(([name, key]) => [name, config[key]]));
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`decision-machine: ${(err as Error).message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,53 @@
+// Builds chat prompts as token arrays in two parts: a prefix shared by every branch of a job
+// (instructions + the text) and one branch per statement / question. Template markers are parsed
+// as special tokens; user text never is, so a text containing "<|im_end|>" stays plain text.
+import type { Engine } from '../engine/engine.js';
+
+const HEAD = '\u0001';
+const TAIL = '\u0002';
+
+export class Prompt {
+  private readonly open: Int32Array; // template up to the user turn's content
+  private readonly close: Int32Array; // end of the user turn + start of the assistant turn
+
+  constructor(private readonly engine: Engine, system: string) {
+    const rendered = engine.chat([{ role: 'system', content: system }, { role: 'user', content: HEAD + TAIL }], true);
+    const [open, rest] = rendered.split(HEAD);
+    const [between, close] = (rest ?? '').split(TAIL);
+    if (open === undefined || close === undefined || between !== '') {
+      throw new Error('the model chat template could not be split around the user content');
+    }
+    this.open = engine.tokenize(open, true, true);
+    this.close = engine.tokenize(close, true, false);
+  }
+
+  /** Instructions and the user content shared by all branches. */
+  prefix(userHead: string): Int32Array {
+    return concat(this.open, this.engine.tokenize(userHead));
+  }
+
+  /** One branch: the rest of the user turn, then the assistant turn's opening. */
+  branch(userTail: string): Int32Array {
+    return concat(this.engine.tokenize(userTail), this.close);
+  }
+
+  /** Answer options as the assistant would begin its reply. */
+  option(text: string): Int32Array {
+    return this.engine.tokenize(text);
+  }
+}
+
+function concat(a: Int32Array, b: Int32Array): Int32Array {
+  const out = new Int32Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/** Normalised probabilities from log-probabilities (softmax over the given options). */
+export function normalise(logprobs: ArrayLike<number>): number[] {
+  const max = Math.max(...Array.from(logprobs));
+  const exp = Array.from(logprobs, (x) => Math.exp(x - max));
+  const sum = exp.reduce((a, b) => a + b, 0);
+  return exp.map((x) => x / sum);
+}

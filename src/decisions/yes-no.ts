@@ -1,0 +1,109 @@
+// yes-no: the probability that a statement is true of a text, from the model's log-probabilities
+// of answering "Yes" versus "No" after one shared prefill of the text.
+import type { Engine } from '../engine/engine.js';
+import { ServiceError } from '../errors.js';
+import { charsOf, type Billed } from './billing.js';
+import { Prompt } from './prompt.js';
+
+export interface YesNoInput {
+  text?: string;
+  texts?: string[];
+  statement?: string;
+  statements?: string[];
+  when_true?: string;
+  when_false?: string;
+}
+
+export interface YesNoResult {
+  statement: string;
+  answer: boolean; // true exactly when probability >= 0.5
+  probability: number;
+}
+
+/** One result, a list (several texts or several statements), or texts x statements, text-major. */
+export type YesNoOutput = YesNoResult | { results: YesNoResult[] } | { results: { results: YesNoResult[] }[] };
+
+const SYSTEM =
+  'You check statements against a text. Answer Yes if the text says or clearly implies that the ' +
+  'statement is true, otherwise answer No. Reply with one word: Yes or No.';
+const SYSTEM_NO_TEXT = 'You check whether statements are true. Reply with one word: Yes or No.';
+
+// Case variants of each answer share its probability mass.
+const YES = ['Yes', 'yes'];
+const NO = ['No', 'no'];
+
+export class YesNo {
+  private readonly withText: Prompt;
+  private readonly withoutText: Prompt;
+  private readonly options: Int32Array[];
+
+  constructor(private readonly engine: Engine) {
+    this.withText = new Prompt(engine, SYSTEM);
+    this.withoutText = new Prompt(engine, SYSTEM_NO_TEXT);
+    this.options = [...YES, ...NO].map((o) => this.withText.option(o));
+  }
+
+  async run(input: YesNoInput, signal?: AbortSignal): Promise<Billed<YesNoOutput>> {
+    const texts = [...(input.text !== undefined ? [input.text] : []), ...(input.texts ?? [])];
+    const statements = [...(input.statement !== undefined ? [input.statement] : []), ...(input.statements ?? [])];
+    if (texts.length === 0 && statements.length === 0) {
+      throw new ServiceError('invalid_request', 'provide text, texts, statement or statements');
+    }
+    const textList = input.texts !== undefined;
+    const statementList = input.statements !== undefined;
+    const hints = this.hints(input);
+
+    // Without statements each text is itself the claim; without texts statements stand alone.
+    const groups: { text?: string; statements: string[] }[] =
+      statements.length === 0
+        ? texts.map((t) => ({ statements: [t] }))
+        : texts.length === 0
+          ? [{ statements }]
+          : texts.map((text) => ({ text, statements }));
+
+    const jobs = groups.map(({ text, statements: ss }) => {
+      const prompt = text === undefined ? this.withoutText : this.withText;
+      const head = text === undefined ? '' : `Text:\n"""\n${text}\n"""\n\n`;
+      const question = text === undefined ? 'Is the statement true?' : 'Is the statement true according to the text?';
+      return {
+        prefix: prompt.prefix(head),
+        branches: ss.map((s) => prompt.branch(`Statement: ${s}\n${hints}${question} Answer Yes or No.`)),
+        options: this.options,
+      };
+    });
+    const scored = await this.engine.score(jobs, signal);
+
+    const judged = groups.map((g, i) => g.statements.map((s, b) => judge(s, scored[i]!.logprobs, b)));
+    let body: YesNoOutput;
+    if (texts.length > 0 && statements.length > 0) {
+      if (textList && statementList) body = { results: judged.map((results) => ({ results })) };
+      else if (textList) body = { results: judged.map((r) => r[0]!) };
+      else if (statementList) body = { results: judged[0]! };
+      else body = judged[0]![0]!;
+    } else {
+      const flat = judged.flat();
+      body = textList || statementList ? { results: flat } : flat[0]!;
+    }
+    return {
+      body,
+      inputChars: charsOf(input.text, input.texts, input.statement, input.statements, input.when_true, input.when_false),
+      inputTokens: scored.reduce((n, r) => n + r.promptTokens, 0),
+    };
+  }
+
+  private hints(input: YesNoInput): string {
+    let s = '';
+    if (input.when_true) s += `The statement is true when: ${input.when_true}\n`;
+    if (input.when_false) s += `The statement is false when: ${input.when_false}\n`;
+    return s;
+  }
+}
+
+function judge(statement: string, logprobs: Float32Array, branch: number): YesNoResult {
+  const n = YES.length + NO.length;
+  const row = Array.from(logprobs.subarray(branch * n, branch * n + n), Math.exp);
+  const yes = row.slice(0, YES.length).reduce((a, b) => a + b, 0);
+  const no = row.slice(YES.length).reduce((a, b) => a + b, 0);
+  const probability = yes / (yes + no);
+  return { statement, answer: probability >= 0.5, probability };
+}

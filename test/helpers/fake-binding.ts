@@ -1,0 +1,82 @@
+// A fake native binding for fast HTTP and engine tests: same typed surface as src/binding.ts,
+// no model. Tokens are character codes; a branch's score favours "Yes" when its text contains
+// "[true]". Each job takes `delayMs`; `failures` jobs fail before the rest succeed.
+import type { ChatMessage, LoadOptions, NativeBinding, NativeEngine, PoolStats, ScoreJob, ScoreResult } from '../../src/binding.js';
+
+export interface FakeBehaviour {
+  delayMs: number;
+  failures: number; // how many submitted jobs fail (runner_error) before jobs succeed
+}
+
+export interface FakeBinding extends NativeBinding {
+  behaviour: FakeBehaviour;
+  submitted: number;
+  cancelled: number;
+  running: () => number;
+}
+
+export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding {
+  const state: FakeBinding = {
+    behaviour: { delayMs: 5, failures: 0, ...behaviour },
+    submitted: 0,
+    cancelled: 0,
+    running: () => running.size,
+    versions: () => ({ whisper: 'fake', system: 'fake' }),
+    Engine: class implements NativeEngine {
+      async load(_options: LoadOptions): Promise<void> {}
+      info() {
+        return { description: 'fake model', sizeBytes: 0, parameters: 0, trainContext: 4096, vocabSize: 65536, chatTemplate: null };
+      }
+      tokenize(text: string): Int32Array {
+        return Int32Array.from(text, (c) => c.codePointAt(0)! & 0xffff);
+      }
+      applyTemplate(messages: ChatMessage[], addAssistant: boolean): string {
+        return messages.map((m) => `<${m.role}>${m.content}</${m.role}>`).join('') + (addAssistant ? '<assistant>' : '');
+      }
+      submit(job: ScoreJob) {
+        const id = ++state.submitted;
+        const result = new Promise<ScoreResult>((resolve, reject) => {
+          const timer = setTimeout(() => {
+            running.delete(id);
+            if (state.behaviour.failures > 0) {
+              state.behaviour.failures--;
+              return reject(Object.assign(new Error('fake decode failure'), { code: 'runner_error' }));
+            }
+            resolve(score(job));
+          }, state.behaviour.delayMs);
+          running.set(id, () => {
+            clearTimeout(timer);
+            running.delete(id);
+            state.cancelled++;
+            reject(Object.assign(new Error('cancelled'), { code: 'cancelled' }));
+          });
+        });
+        return { id, result };
+      }
+      cancel(id: number): void {
+        running.get(id)?.();
+      }
+      stats(): PoolStats {
+        return { slots: 2, running: running.size, queued: 0, completed: 0, failed: 0, cancelled: state.cancelled };
+      }
+      close(): void {
+        for (const cancel of [...running.values()]) cancel();
+      }
+    },
+  };
+  const running = new Map<number, () => void>();
+  return state;
+}
+
+function score(job: ScoreJob): ScoreResult {
+  const logprobs = new Float32Array(job.branches.length * job.options.length);
+  job.branches.forEach((branch, b) => {
+    const yes = String.fromCharCode(...branch).includes('[true]');
+    job.options.forEach((option, o) => {
+      const isYes = String.fromCharCode(...option).toLowerCase() === 'yes';
+      logprobs[b * job.options.length + o] = isYes === yes ? -0.1 : -2.5;
+    });
+  });
+  const promptTokens = job.prefix.length + job.branches.reduce((n, b) => n + b.length, 0);
+  return { logprobs, promptTokens, cachedTokens: 0, decodeMs: 1 };
+}

@@ -1,0 +1,96 @@
+// The native addon on the real default model: scoring, shared prefill, cancellation, slots.
+import t from 'tap';
+import { Engine } from '../../src/engine/engine.js';
+import { YesNo } from '../../src/decisions/yes-no.js';
+import { loadBinding } from '../../src/binding.js';
+import { CancelledError } from '../../src/errors.js';
+import { longText, testModelPath } from '../helpers/model.js';
+
+const modelPath = await testModelPath();
+const engine = await Engine.open({ modelPath, slots: 2, threads: 2, queue: 4, contextSize: 8192, batchSize: 512 });
+t.teardown(() => engine.close());
+const yesNo = new YesNo(engine);
+const text = 'The Eiffel Tower is in Paris. It was completed in 1889 and is made of wrought iron.';
+
+t.test('obvious statements are judged correctly, probabilities from the model', async (t) => {
+  const out = await yesNo.run({ text, statements: ['The tower is in Paris.', 'The tower is made of wood.'] });
+  const [inParis, wooden] = (out.body as { results: { answer: boolean; probability: number }[] }).results;
+  t.equal(inParis!.answer, true);
+  t.equal(wooden!.answer, false);
+  t.ok(inParis!.probability > 0.5 && inParis!.probability < 1);
+  t.ok(wooden!.probability >= 0 && wooden!.probability < 0.5);
+});
+
+t.test('statements of one call share the prefill: the text is read (and billed) once', async (t) => {
+  const tokens = async (statements: string[]) => (await yesNo.run({ text, statements })).inputTokens;
+  const one = await tokens(['It is old.']);
+  const two = await tokens(['It is old.', 'It is new.']);
+  const three = await tokens(['It is old.', 'It is new.', 'It is new.']);
+  t.equal(three - two, two - one, 'each statement adds the same tokens');
+  t.ok(two - one < one / 2, 'and far fewer than the text and instructions');
+});
+
+t.test('a repeated prefix is reused from the slot cache', async (t) => {
+  const prefix = engine.tokenize(`Context: ${text}`);
+  const job = { prefix, branches: [engine.tokenize(' Question?')], options: [engine.tokenize(' Yes')] };
+  const [first] = await engine.score([job]);
+  const [again] = await engine.score([job]);
+  t.ok(first!.cachedTokens < prefix.length);
+  t.ok(again!.cachedTokens === prefix.length || first!.cachedTokens === 0, 'second run on a warm slot reuses the prefix');
+  t.same(Array.from(again!.logprobs), Array.from(first!.logprobs), 'same answer from cache');
+});
+
+t.test('multi-token options are scored by all their tokens', async (t) => {
+  const prefix = engine.tokenize('The capital of France is');
+  const [r] = await engine.score([{ prefix, branches: [engine.tokenize(' the city of')], options: [engine.tokenize(' Paris'), engine.tokenize(' Ouagadougou Burkina')] }]);
+  t.ok(r!.logprobs[0]! > r!.logprobs[1]!, 'Paris is far likelier');
+});
+
+t.test('aborting a running job frees its slot within a second', async (t) => {
+  const controller = new AbortController();
+  const long = { prefix: engine.tokenize(longText(4000)), branches: [engine.tokenize(' ok?')], options: [engine.tokenize(' Yes')] };
+  const pending = engine.score([long, long, long], controller.signal);
+  await new Promise((r) => setTimeout(r, 300));
+  t.ok(engine.stats().running > 0, 'slots busy');
+  const aborted = performance.now();
+  controller.abort();
+  await t.rejects(pending, CancelledError);
+  while (engine.stats().running > 0 || engine.stats().queued > 0) await new Promise((r) => setTimeout(r, 10));
+  t.ok(performance.now() - aborted < 1000, 'slots free within a second');
+});
+
+t.test('the event loop keeps answering while every slot runs', async (t) => {
+  const long = { prefix: engine.tokenize(longText(3000)), branches: [engine.tokenize(' ok?')], options: [engine.tokenize(' Yes')] };
+  const busy = engine.score([long, long]);
+  let worstGap = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    worstGap = Math.max(worstGap, now - last);
+    last = now;
+  }, 5);
+  await new Promise((r) => setTimeout(r, 200));
+  t.equal(engine.stats().running, 2, 'both slots running');
+  await busy;
+  clearInterval(timer);
+  t.ok(worstGap < 100, `timers kept firing (worst gap ${worstGap.toFixed(0)} ms)`);
+});
+
+t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
+  const native = new (loadBinding().Engine)();
+  t.throws(() => native.tokenize('x', false, false), { code: 'not_loaded' });
+  await native.load({ modelPath, slots: 1, threads: 1, contextSize: 512, batchSize: 64, sequences: 4 });
+  t.throws(() => native.submit({ prefix: Int32Array.of(-1), branches: [Int32Array.of(1)], options: [Int32Array.of(1)] }), /vocabulary/);
+  t.throws(() => native.submit({ prefix: Int32Array.of(1), branches: [], options: [Int32Array.of(1)] }), /must not be empty/);
+  t.throws(() => native.submit({ prefix: Int32Array.of(1), branches: [new Int32Array(0)], options: [Int32Array.of(1)] }), /at least one token/);
+  const { result } = native.submit({ prefix: engine.tokenize(longText(400)), branches: [Int32Array.of(1)], options: [Int32Array.of(1)] });
+  native.close();
+  await t.rejects(result, { code: 'cancelled' }, 'close cancels pending work');
+  await t.rejects(loadBinding().Engine.prototype.load.call(new (loadBinding().Engine)(), { modelPath: '/nonexistent.gguf', slots: 1, threads: 1, contextSize: 512, batchSize: 64, sequences: 4 }), { code: 'load_failed' });
+});
+
+t.test('a prompt larger than a slot is a 400, never a decode failure', async (t) => {
+  const small = await Engine.open({ modelPath, slots: 1, threads: 2, queue: 0, contextSize: 512, batchSize: 128 });
+  t.teardown(() => small.close());
+  await t.rejects(new YesNo(small).run({ text: longText(2000), statement: 'ok' }), { code: 'invalid_request', message: /needs \d+ tokens of context but a slot holds 512/ });
+});
