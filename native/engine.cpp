@@ -137,6 +137,9 @@ Napi::Value Engine::Load(const Napi::CallbackInfo &info) {
   loader_ = std::thread([this, path, slots, cfg] {
     auto *c = new Completion{0, {}};
     llama_model_params mp = llama_model_default_params();
+    // Read weights into memory instead of mapping them: the CPU backend repacks most of them into
+    // its own buffers, and mapped originals would stay resident beside the copies (+600 MB).
+    mp.load_mode = LLAMA_LOAD_MODE_NONE;
     model_ = llama_model_load_from_file(path.c_str(), mp);
     if (model_ == nullptr) {
       c->outcome.message = "could not load model " + path;

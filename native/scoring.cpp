@@ -23,8 +23,8 @@ float Scorer::log_normalizer(const float *logits) const {
 // hands the logits of every item that wants them to on_logits(want, logits) before the next
 // chunk overwrites them.
 template <class OnLogits>
-void Scorer::decode(const std::vector<Item> &items, OnLogits on_logits) {
-  llama_batch batch = llama_batch_init(n_batch_, 0, 1);
+void Scorer::decode(const std::vector<Item> &items, int32_t n_shared, OnLogits on_logits) {
+  llama_batch batch = llama_batch_init(n_batch_, 0, n_seq_);
   struct Free {
     llama_batch &b;
     ~Free() { llama_batch_free(b); }
@@ -39,8 +39,13 @@ void Scorer::decode(const std::vector<Item> &items, OnLogits on_logits) {
       int32_t k = batch.n_tokens++;
       batch.token[k] = it.token;
       batch.pos[k] = it.pos;
-      batch.n_seq_id[k] = 1;
-      batch.seq_id[k][0] = it.seq;
+      if (it.seq == kShared) {
+        batch.n_seq_id[k] = n_shared + 1;
+        for (int32_t s = 0; s <= n_shared; ++s) batch.seq_id[k][s] = s;
+      } else {
+        batch.n_seq_id[k] = 1;
+        batch.seq_id[k][0] = it.seq;
+      }
       batch.logits[k] = it.want >= 0;
       outputs += it.want >= 0;
     }
@@ -74,11 +79,11 @@ ScoreResult Scorer::run(const ScoreJob &job) {
   reuse_prefix(job.prefix);
   out.cached_tokens = static_cast<int32_t>(cached_.size());
   try {
+    // The uncached part of the prefix is decoded in one llama_decode with the first group of
+    // branches: its tokens belong to sequence 0 and to every branch sequence of that group.
     std::vector<Item> items;
     for (size_t i = cached_.size(); i < job.prefix.size(); ++i)
-      items.push_back({job.prefix[i], static_cast<llama_pos>(i), 0, -1});
-    decode(items, [](int32_t, const float *) {});
-    cached_ = job.prefix;
+      items.push_back({job.prefix[i], static_cast<llama_pos>(i), kShared, -1});
 
     // Options longer than one token need their own sequences for teacher forcing.
     std::vector<size_t> multi;
@@ -90,8 +95,9 @@ ScoreResult Scorer::run(const ScoreJob &job) {
 
     for (size_t g0 = 0; g0 < n_branch; g0 += group) {
       const size_t g1 = std::min(n_branch, g0 + group);
-      // Branches: sequence 1 + (b - g0) continues the shared prefix.
-      items.clear();
+      // Branches: sequence 1 + (b - g0) continues the shared prefix (copied: the cached part,
+      // or for later groups all of it).
+      if (g0 > 0) items.clear();
       for (size_t b = g0; b < g1; ++b) {
         llama_seq_id seq = static_cast<llama_seq_id>(1 + b - g0);
         llama_memory_seq_cp(mem_, 0, seq, -1, -1);
@@ -99,7 +105,7 @@ ScoreResult Scorer::run(const ScoreJob &job) {
         for (size_t i = 0; i < br.size(); ++i)
           items.push_back({br[i], p0 + static_cast<llama_pos>(i), seq, i + 1 == br.size() ? static_cast<int32_t>(b) : -1});
       }
-      decode(items, [&](int32_t b, const float *logits) {
+      decode(items, static_cast<int32_t>(g1 - g0), [&](int32_t b, const float *logits) {
         float lse = log_normalizer(logits);
         for (size_t o = 0; o < n_opt; ++o) out.logprobs[b * n_opt + o] = logits[job.options[o][0]] - lse;
       });
@@ -124,7 +130,7 @@ ScoreResult Scorer::run(const ScoreJob &job) {
             wants.emplace_back(k, i + 1);
           }
         }
-        decode(items, [&](int32_t w, const float *logits) {
+        decode(items, 0, [&](int32_t w, const float *logits) {
           auto [k, i] = wants[w];
           auto [b, o] = pairs[k];
           out.logprobs[b * n_opt + o] += logits[job.options[o][i]] - log_normalizer(logits);
@@ -141,6 +147,7 @@ ScoreResult Scorer::run(const ScoreJob &job) {
     cached_.clear();
     throw;
   }
+  cached_ = job.prefix;
   out.prompt_tokens += static_cast<int32_t>(job.prefix.size());
   out.decode_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;

@@ -19,14 +19,15 @@ class Scorer {
   ScoreResult run(const ScoreJob &job);
 
  private:
+  static constexpr llama_seq_id kShared = -1;  // a prefix token: sequences 0..n_shared
   struct Item {
     llama_token token;
     llama_pos pos;
-    llama_seq_id seq;
-    int32_t want;  // index into the caller's logits consumers, or -1
+    llama_seq_id seq;  // or kShared
+    int32_t want;      // index handed to on_logits, or -1 for no logits
   };
   template <class OnLogits>
-  void decode(const std::vector<Item> &items, OnLogits on_logits);
+  void decode(const std::vector<Item> &items, int32_t n_shared, OnLogits on_logits);
   void reuse_prefix(const Tokens &prefix);
   float log_normalizer(const float *logits) const;
 

@@ -4,10 +4,6 @@
 
 #include "scoring.h"
 
-namespace {
-constexpr int32_t kOutputs = 64;  // logits rows per decode call
-}
-
 struct SlotPool::Slot {
   llama_context *ctx = nullptr;
   std::unique_ptr<Scorer> scorer;
@@ -26,9 +22,9 @@ SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, D
     p.n_seq_max = static_cast<uint32_t>(cfg.n_seq);
     p.n_threads = p.n_threads_batch = cfg.n_threads;
     p.kv_unified = true;  // branches share the prefix's KV cells
-    // Only the last token of a branch needs logits: a full n_batch x n_vocab buffer would cost
-    // ~300 MB per slot with a 150k vocabulary.
-    p.n_outputs_max = static_cast<uint32_t>(kOutputs);
+    // Only the last token of a branch needs logits: one row per sequence, not a full
+    // n_batch x n_vocab buffer (~300 MB per slot with a 150k vocabulary). llama.cpp needs >= n_seq.
+    p.n_outputs_max = static_cast<uint32_t>(cfg.n_seq);
     p.no_perf = true;
     p.abort_callback = [](void *data) {
       auto *flag = *static_cast<std::atomic<bool> **>(data);
@@ -40,7 +36,7 @@ SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, D
       for (auto &s : slots_) llama_free(s->ctx);
       throw std::runtime_error("could not create llama context for slot " + std::to_string(i));
     }
-    slot->scorer = std::make_unique<Scorer>(slot->ctx, kOutputs);
+    slot->scorer = std::make_unique<Scorer>(slot->ctx, cfg.n_seq);
     slots_.push_back(std::move(slot));
   }
   counts_.slots = n_slots;

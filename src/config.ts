@@ -29,8 +29,8 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   slots: 2, // measured: two 2-thread slots on 2 cores give the same throughput as one, better tails
   threads: Math.min(availableParallelism(), 8),
   queue: 2,
-  contextSize: 8192, // holds a 20,000-character text (~5,000 tokens) plus 32 statements
-  batchSize: 512,
+  contextSize: 6144, // tokens per slot: a 20,000-character English text (~4,500) plus its statements
+  batchSize: 256, // tokens per decode: as fast as 512 here, half the compute buffer
   maxBodyBytes: 4 * 1024 * 1024, // 32 texts x 20,000 characters, with JSON escaping
   logLevel: 'info',
 });

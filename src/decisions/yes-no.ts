@@ -63,11 +63,10 @@ export class YesNo {
 
     const jobs = groups.map(({ text, statements: ss }) => {
       const prompt = text === undefined ? this.withoutText : this.withText;
-      const head = text === undefined ? '' : `Text:\n"""\n${text}\n"""\n\n`;
-      const question = text === undefined ? 'Is the statement true?' : 'Is the statement true according to the text?';
+      // Everything before the statement is shared; branches stay short because each costs prefill.
       return {
-        prefix: prompt.prefix(head),
-        branches: ss.map((s) => prompt.branch(`Statement: ${s}\n${hints}${question} Answer Yes or No.`)),
+        prefix: prompt.prefix(text === undefined ? '' : `Text: ${text}\n\n`),
+        branches: ss.map((s) => prompt.branch(`Statement: ${s}${hints}`)),
         options: this.options,
       };
     });
@@ -93,8 +92,8 @@ export class YesNo {
 
   private hints(input: YesNoInput): string {
     let s = '';
-    if (input.when_true) s += `The statement is true when: ${input.when_true}\n`;
-    if (input.when_false) s += `The statement is false when: ${input.when_false}\n`;
+    if (input.when_true) s += `\nTrue when: ${input.when_true}`;
+    if (input.when_false) s += `\nFalse when: ${input.when_false}`;
     return s;
   }
 }

@@ -26,6 +26,9 @@ export interface EngineStats {
   refused: number; // requests refused with 529
 }
 
+// Sequences per slot: the shared prefix plus one per statement of a full list (32), so a full
+// list is scored in one decode. Each costs a logits row (0.6 MB with a 150k vocabulary).
+const SEQUENCES = 33;
 const ATTEMPTS = 2; // an inference failure is retried once; the second failure is final
 
 export class Engine {
@@ -46,7 +49,7 @@ export class Engine {
   /** Loads the model and creates the slots off the main thread. */
   static async open(options: EngineOptions, binding: NativeBinding = loadBinding()): Promise<Engine> {
     const native = new binding.Engine();
-    await native.load({ ...options, sequences: 64 });
+    await native.load({ ...options, sequences: SEQUENCES });
     return new Engine(native, options);
   }
 
