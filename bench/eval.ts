@@ -1,12 +1,12 @@
 // Accuracy on the labelled decisions: the shared development set (../shared/eval) plus our own
 // cases (bench/eval/extra-decisions.jsonl). Prints a table and writes JSON.
 //
-//   node dist/bench/eval.js [--model ID] [--cap yes-no] [--out bench/results/eval.json]
+//   node dist/bench/eval.js [--model ID | --model-path FILE] [--cap all|yes-no,classify,...] [--out FILE]
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { open, type YesNoInput, type YesNoResult } from '../src/index.js';
+import { open, type ClassifyInput, type ClassifyTreeInput, type DecisionMachine, type RateInput, type YesNoInput, type YesNoResult } from '../src/index.js';
 
 interface Case {
   id: string;
@@ -31,46 +31,68 @@ const { values } = parseArgs({
   options: {
     model: { type: 'string' },
     'model-path': { type: 'string' },
-    cap: { type: 'string', default: 'yes-no' },
+    cap: { type: 'string', default: 'all' },
     out: { type: 'string', default: `${root}bench/results/eval.json` },
   },
 });
+
+/** How each capability is called and judged; `decisions` are the individual answers compared. */
+interface Judge {
+  call(dm: DecisionMachine, req: Record<string, unknown>): Promise<unknown>;
+  judge(out: any, expect: Record<string, any>): { got: string; want: string; ok: boolean }[];
+}
+
+const JUDGES: Record<string, Judge> = {
+  'yes-no': {
+    call: (dm, req) => dm.yesNo(req as unknown as YesNoInput),
+    judge: (out, expect) => {
+      const results: YesNoResult[] = 'results' in out ? out.results : [out];
+      const want: boolean[] = expect.answers ?? [expect.answer];
+      return results.map((r, i) => ({ got: `${r.answer} (p=${r.probability.toFixed(3)}) "${r.statement}"`, want: String(want[i]), ok: r.answer === want[i] }));
+    },
+  },
+  classify: {
+    call: (dm, req) => dm.classify(req as unknown as ClassifyInput),
+    judge: (out, expect) => [{ got: `${out.label} (p=${out.probability.toFixed(3)})`, want: expect.label, ok: out.label === expect.label }],
+  },
+  'classify-tree': {
+    call: (dm, req) => dm.classifyTree(req as unknown as ClassifyTreeInput),
+    judge: (out, expect) => [{ got: out.path.join(' > '), want: expect.path.join(' > '), ok: out.path.join('\u0000') === expect.path.join('\u0000') }],
+  },
+  rate: {
+    call: (dm, req) => dm.rate(req as unknown as RateInput),
+    judge: (out, expect) => [{ got: `${out.level} (score ${out.score.toFixed(2)})`, want: `${expect.level}±${expect.tol ?? 1}`, ok: Math.abs(out.level - expect.level) <= (expect.tol ?? 1) }],
+  },
+};
 
 const dm = await open({
   ...(values.model ? { model: values.model } : {}),
   ...(values['model-path'] ? { modelPath: values['model-path'] } : {}),
   logLevel: 'silent',
 });
-const cases = readCases().filter((c) => c.cap === values.cap);
-let right = 0;
-let total = 0;
-const misses: { id: string; statement: string; expected: boolean; probability: number }[] = [];
-const started = performance.now();
-for (const c of cases) {
-  const out = await dm.yesNo(c.req as YesNoInput);
-  const results: YesNoResult[] = 'results' in out ? (out.results as YesNoResult[]) : [out];
-  const expected = (c.expect.answers as boolean[] | undefined) ?? [c.expect.answer as boolean];
-  results.forEach((r, i) => {
-    total++;
-    if (r.answer === expected[i]) right++;
-    else misses.push({ id: c.id, statement: r.statement, expected: expected[i]!, probability: r.probability });
-  });
+const caps = values.cap === 'all' ? Object.keys(JUDGES) : values.cap!.split(',');
+const all = readCases();
+const report = [];
+for (const cap of caps) {
+  const judge = JUDGES[cap];
+  if (!judge) throw new Error(`no judge for capability ${cap}; known: ${Object.keys(JUDGES).join(', ')}`);
+  const cases = all.filter((c) => c.cap === cap);
+  const misses: { id: string; got: string; want: string }[] = [];
+  let total = 0;
+  const started = performance.now();
+  for (const c of cases) {
+    for (const d of judge.judge(await judge.call(dm, c.req), c.expect)) {
+      total++;
+      if (!d.ok) misses.push({ id: c.id, got: d.got, want: d.want });
+    }
+  }
+  report.push({ capability: cap, cases: cases.length, decisions: total, correct: total - misses.length, accuracy: total ? (total - misses.length) / total : 0, seconds: (performance.now() - started) / 1000, misses });
 }
-const seconds = (performance.now() - started) / 1000;
 await dm.close();
 
-const report = {
-  capability: values.cap,
-  model: values['model-path'] ?? values.model ?? 'default',
-  cases: cases.length,
-  decisions: total,
-  correct: right,
-  accuracy: total ? right / total : 0,
-  seconds,
-  misses,
-};
-console.log(`| capability | model | cases | decisions | accuracy |\n|---|---|---|---|---|`);
-console.log(`| ${report.capability} | ${report.model} | ${report.cases} | ${total} | ${(report.accuracy * 100).toFixed(1)}% |`);
-for (const m of misses) console.log(`  miss ${m.id}: "${m.statement}" expected ${m.expected}, p=${m.probability.toFixed(3)}`);
+const model = values['model-path'] ?? values.model ?? 'default model';
+console.log(`| capability (${model}) | cases | decisions | accuracy |\n|---|---|---|---|`);
+for (const r of report) console.log(`| ${r.capability} | ${r.cases} | ${r.decisions} | ${(r.accuracy * 100).toFixed(1)}% |`);
+for (const r of report) for (const m of r.misses) console.log(`  miss ${m.id}: got ${m.got}, want ${m.want}`);
 mkdirSync(dirname(values.out!), { recursive: true });
-writeFileSync(values.out!, `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync(values.out!, `${JSON.stringify({ model, capabilities: report }, null, 2)}\n`);

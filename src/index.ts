@@ -4,15 +4,25 @@
 //   const dm = await open();                       // embedded defaults; DM_* env vars apply
 //   const r = await dm.yesNo({ text, statement }); // { statement, answer, probability }
 //   await dm.close();
+//
+// Inputs are the HTTP request bodies and outputs the response bodies; inputs are not validated
+// here (the HTTP layer does that), so pass what the TypeScript types describe.
 import { loadConfig, type Config } from './config.js';
 import { openService } from './service.js';
-import type { YesNoInput, YesNoOutput } from './decisions/yes-no.js';
-import type { EngineStats } from './engine/engine.js';
 import type { Billed } from './decisions/billing.js';
+import type { YesNoInput, YesNoOutput } from './decisions/yes-no.js';
+import type { ClassifyInput, ClassifyResult } from './decisions/classify.js';
+import type { ClassifyTreeInput, ClassifyTreeResult } from './decisions/classify-tree.js';
+import type { RateInput, RateResult } from './decisions/rate.js';
+import type { EngineStats } from './engine/engine.js';
 
 export { ServiceError, CancelledError } from './errors.js';
 export type { Config } from './config.js';
+export type { Billed } from './decisions/billing.js';
 export type { YesNoInput, YesNoOutput, YesNoResult } from './decisions/yes-no.js';
+export type { ClassifyInput, ClassifyResult } from './decisions/classify.js';
+export type { ClassifyTreeInput, ClassifyTreeResult } from './decisions/classify-tree.js';
+export type { RateInput, RateResult } from './decisions/rate.js';
 export type { EngineStats } from './engine/engine.js';
 
 export interface CallOptions {
@@ -20,22 +30,42 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+type List<T> = T | { results: T[] };
+type Call<I, O> = (input: I, options?: CallOptions) => Promise<O>;
+
 export interface DecisionMachine {
-  /** The response body the HTTP endpoint would send. Inputs are not re-validated here. */
-  yesNo(input: YesNoInput, options?: CallOptions): Promise<YesNoOutput>;
-  /** The same, with what the call is billed for. */
-  yesNoBilled(input: YesNoInput, options?: CallOptions): Promise<Billed<YesNoOutput>>;
+  yesNo: Call<YesNoInput, YesNoOutput>;
+  classify: Call<ClassifyInput, List<ClassifyResult>>;
+  classifyTree: Call<ClassifyTreeInput, List<ClassifyTreeResult>>;
+  rate: Call<RateInput, List<RateResult>>;
+  /** The same calls, returning the body with what it is billed for (inputChars, inputTokens). */
+  billed: {
+    yesNo: Call<YesNoInput, Billed<YesNoOutput>>;
+    classify: Call<ClassifyInput, Billed<List<ClassifyResult>>>;
+    classifyTree: Call<ClassifyTreeInput, Billed<List<ClassifyTreeResult>>>;
+    rate: Call<RateInput, Billed<List<RateResult>>>;
+  };
   stats(): EngineStats;
   /** Waits for calls in flight, then frees the model. */
   close(): Promise<void>;
 }
 
+interface Runner<I, O> {
+  run(input: I, signal?: AbortSignal): Promise<Billed<O>>;
+}
+
+const billed = <I, O>(d: Runner<I, O>): Call<I, Billed<O>> => (input, o) => d.run(input, o?.signal);
+const body = <I, O>(d: Runner<I, O>): Call<I, O> => async (input, o) => (await d.run(input, o?.signal)).body;
+
 export async function open(overrides: Partial<Config> = {}): Promise<DecisionMachine> {
-  const service = await openService(loadConfig(process.env, overrides));
+  const s = await openService(loadConfig(process.env, overrides));
   return {
-    yesNo: async (input, o) => (await service.yesNo.run(input, o?.signal)).body,
-    yesNoBilled: (input, o) => service.yesNo.run(input, o?.signal),
-    stats: () => service.engine.stats(),
-    close: () => service.engine.close(),
+    yesNo: body(s.yesNo),
+    classify: body(s.classify),
+    classifyTree: body(s.classifyTree),
+    rate: body(s.rate),
+    billed: { yesNo: billed(s.yesNo), classify: billed(s.classify), classifyTree: billed(s.classifyTree), rate: billed(s.rate) },
+    stats: () => s.engine.stats(),
+    close: () => s.engine.close(),
   };
 }

@@ -3,6 +3,9 @@ import { readFileSync } from 'node:fs';
 import type { Config } from './config.js';
 import { Engine } from './engine/engine.js';
 import { YesNo } from './decisions/yes-no.js';
+import { Classify } from './decisions/classify.js';
+import { ClassifyTree } from './decisions/classify-tree.js';
+import { Rate } from './decisions/rate.js';
 import { resolveModel } from './models/store.js';
 import type { Service } from './http/routes.js';
 
@@ -15,5 +18,19 @@ export const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', imp
 export async function openService(config: Config): Promise<Service> {
   const modelPath = await resolveModel(config.model, { path: config.modelPath });
   const engine = await Engine.open({ ...config, modelPath });
-  return { name: PACKAGE.name, version: PACKAGE.version, engine, yesNo: new YesNo(engine) };
+  return decisions(engine);
+}
+
+/** Every capability over one engine. */
+export function decisions(engine: Engine): Service {
+  const classify = new Classify(engine);
+  return {
+    name: PACKAGE.name,
+    version: PACKAGE.version,
+    engine,
+    yesNo: new YesNo(engine),
+    classify,
+    classifyTree: new ClassifyTree(engine, classify),
+    rate: new Rate(engine),
+  };
 }

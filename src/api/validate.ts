@@ -16,19 +16,29 @@ export function compile<S extends TSchema>(schema: S): Validator<Static<S>> {
       return body;
     }
     const issues: string[] = [];
-    const seen = new Set<string>();
     for (const e of checker.Errors(body)) {
-      // An unknown key is a rule of the object that holds it, as in `body: Unrecognized key: "x"`.
-      const at = e.type === ValueErrorType.ObjectAdditionalProperties ? e.path.replace(/\/[^/]*$/, '') : e.path;
-      const line = `${pathOf(at)}: ${describe(e)}`;
-      if (seen.has(line)) continue;
-      seen.add(line);
-      issues.push(line);
+      const line = describeIssue(e);
+      if (!issues.includes(line)) issues.push(line);
       if (issues.length === 3) break;
     }
     throw new ServiceError('invalid_request', issues.join('; '));
   };
 }
+
+function describeIssue(e: ValueError): string {
+  // A union (labels: list or object) reports the issue of the member whose JSON type matches.
+  if (e.type === ValueErrorType.Union) {
+    for (const member of e.errors) {
+      const first = member.First();
+      if (first && !(first.path === e.path && TYPE_ERRORS.has(first.type))) return describeIssue(first);
+    }
+  }
+  // An unknown key is a rule of the object that holds it, as in `body: Unrecognized key: "x"`.
+  const at = e.type === ValueErrorType.ObjectAdditionalProperties ? e.path.replace(/\/[^/]*$/, '') : e.path;
+  return `${pathOf(at)}: ${describe(e)}`;
+}
+
+const TYPE_ERRORS = new Set([ValueErrorType.Array, ValueErrorType.Object, ValueErrorType.String, ValueErrorType.Number, ValueErrorType.Integer, ValueErrorType.Boolean]);
 
 function pathOf(pointer: string): string {
   if (pointer === '') return 'body';
@@ -59,23 +69,34 @@ function describe(e: ValueError): string {
       return `Too big: expected string to have <=${s.maxLength} characters`;
     case ValueErrorType.ObjectMinProperties:
       return `Too small: expected object to have >=${s.minProperties} keys`;
+    case ValueErrorType.ObjectMaxProperties:
+      return `Too big: expected object to have <=${s.maxProperties} keys`;
+    case ValueErrorType.ArrayUniqueItems:
+      return 'Invalid input: expected unique items';
     case ValueErrorType.NumberMinimum:
     case ValueErrorType.IntegerMinimum:
       return `Too small: expected number to be >=${s.minimum}`;
     case ValueErrorType.NumberMaximum:
     case ValueErrorType.IntegerMaximum:
       return `Too big: expected number to be <=${s.maximum}`;
-    case ValueErrorType.ObjectAdditionalProperties:
-      return `Unrecognized key: ${JSON.stringify(e.path.split('/').pop())}`;
+    case ValueErrorType.ObjectAdditionalProperties: {
+      const key = e.path.split('/').pop()!.replace(/~1/g, '/').replace(/~0/g, '~');
+      return key === '' ? 'Too small: expected key to have >=1 characters' : `Unrecognized key: ${JSON.stringify(key)}`;
+    }
     case ValueErrorType.Literal:
       return `Invalid input: expected ${JSON.stringify(s.const)}`;
     case ValueErrorType.Union:
-      return 'Invalid input';
+      return `Invalid input: expected ${unionTypes(s)}, received ${typeName(e.value)}`;
     default: {
-      const expected = (s.type as string | undefined) ?? 'valid value';
+      const expected = (s.type as string | undefined) ?? (s.anyOf ? unionTypes(s) : 'valid value');
       return `Invalid input: expected ${expected}, received ${typeName(e.value)}`;
     }
   }
+}
+
+function unionTypes(s: Record<string, unknown>): string {
+  const types = ((s.anyOf as { type?: string }[] | undefined) ?? []).map((m) => m.type ?? 'value');
+  return [...new Set(types)].join(' or ');
 }
 
 // JSON may carry "\ud800": a string that is not valid Unicode and cannot be tokenized faithfully.

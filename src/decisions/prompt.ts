@@ -43,11 +43,3 @@ function concat(a: Int32Array, b: Int32Array): Int32Array {
   out.set(b, a.length);
   return out;
 }
-
-/** Normalised probabilities from log-probabilities (softmax over the given options). */
-export function normalise(logprobs: ArrayLike<number>): number[] {
-  const max = Math.max(...Array.from(logprobs));
-  const exp = Array.from(logprobs, (x) => Math.exp(x - max));
-  const sum = exp.reduce((a, b) => a + b, 0);
-  return exp.map((x) => x / sum);
-}

@@ -63,13 +63,18 @@ export class Engine {
     return this.native.applyTemplate(messages, addAssistant);
   }
 
+  /** Runs the jobs of one request: a session with a single round. */
+  score(jobs: ScoreJob[], signal?: AbortSignal): Promise<ScoreResult[]> {
+    return this.session((run) => run(jobs), signal);
+  }
+
   /**
-   * Runs the jobs of one request. Admission is per request: when `capacity` requests are already
-   * admitted this throws `overloaded` at once. Jobs run in parallel across slots; each failing job
-   * is retried once. Aborting `signal` cancels every job and frees their slots.
+   * Admits one request and hands `body` a `run` function for its rounds of jobs (classify-tree
+   * needs one round per level). Admission is per request: when `capacity` requests are already
+   * admitted this throws `overloaded` at once. Jobs of a round run in parallel across slots; each
+   * failing job is retried once. Aborting `signal` cancels every job and frees their slots.
    */
-  async score(jobs: ScoreJob[], signal?: AbortSignal): Promise<ScoreResult[]> {
-    for (const job of jobs) this.checkFits(job);
+  async session<T>(body: (run: (jobs: ScoreJob[]) => Promise<ScoreResult[]>) => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.closed) throw new ServiceError('overloaded', 'the service is shutting down; retry on another replica');
     if (this.inflight >= this.capacity) {
       this.refused++;
@@ -79,9 +84,13 @@ export class Engine {
     const running = new Set<number>();
     const cancelAll = () => running.forEach((id) => this.native.cancel(id));
     signal?.addEventListener('abort', cancelAll, { once: true });
-    try {
+    const run = (jobs: ScoreJob[]) => {
       if (signal?.aborted) throw new CancelledError();
-      return await Promise.all(jobs.map((job) => this.attempt(job, running, signal)));
+      for (const job of jobs) this.checkFits(job);
+      return Promise.all(jobs.map((job) => this.attempt(job, running, signal)));
+    };
+    try {
+      return await body(run);
     } catch (err) {
       cancelAll(); // one job failed for good: the others are wasted work
       throw err;

@@ -2,8 +2,14 @@
 import type { Engine } from '../engine/engine.js';
 import type { Billed } from '../decisions/billing.js';
 import type { YesNo } from '../decisions/yes-no.js';
+import type { Classify } from '../decisions/classify.js';
+import type { ClassifyTree } from '../decisions/classify-tree.js';
+import type { Rate } from '../decisions/rate.js';
 import { compile, type Validator } from '../api/validate.js';
 import { YesNoRequest } from '../api/yes-no.js';
+import { ClassifyRequest } from '../api/classify.js';
+import { ClassifyTreeRequest, MAX_TREE_DEPTH, treeDepth } from '../api/classify-tree.js';
+import { RateRequest } from '../api/rate.js';
 import { ServiceError } from '../errors.js';
 import type { ApiRequest, Route } from './types.js';
 
@@ -12,12 +18,25 @@ export interface Service {
   version: string;
   engine: Engine;
   yesNo: YesNo;
+  classify: Classify;
+  classifyTree: ClassifyTree;
+  rate: Rate;
 }
+
+const CAPABILITIES = '/v1/decision-machine-1';
 
 export function routes(service: Service): Route[] {
   return [
     { method: 'get', path: '/', handler: async () => ({ status: 200, body: describe(service) }) },
-    decision('/v1/decision-machine-1/yes-no', compile(YesNoRequest), (body, signal) => service.yesNo.run(body, signal)),
+    decision(`${CAPABILITIES}/yes-no`, compile(YesNoRequest), (body, signal) => service.yesNo.run(body, signal)),
+    decision(`${CAPABILITIES}/classify`, compile(ClassifyRequest), (body, signal) => service.classify.run(body, signal)),
+    decision(`${CAPABILITIES}/classify-tree`, compile(ClassifyTreeRequest), (body, signal) => {
+      if (treeDepth(body.tree) > MAX_TREE_DEPTH) {
+        throw new ServiceError('invalid_request', `tree: deeper than ${MAX_TREE_DEPTH} levels (each level is one model call)`);
+      }
+      return service.classifyTree.run(body, signal);
+    }),
+    decision(`${CAPABILITIES}/rate`, compile(RateRequest), (body, signal) => service.rate.run(body, signal)),
   ];
 }
 
@@ -27,7 +46,7 @@ function describe(service: Service) {
     version: service.version,
     model: 'decision-machine-1',
     engine: { model: service.engine.info.description, slots: service.engine.stats().slots },
-    endpoints: ['/v1/decision-machine-1/yes-no'],
+    endpoints: ['yes-no', 'classify', 'classify-tree', 'rate'].map((c) => `${CAPABILITIES}/${c}`),
   };
 }
 
@@ -57,9 +76,28 @@ export function parseJson(req: ApiRequest): unknown {
   } catch {
     throw new ServiceError('invalid_request', 'body: not valid UTF-8');
   }
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch (err) {
     throw new ServiceError('invalid_request', `body: invalid JSON (${(err as Error).message})`);
   }
+  if (nestingDepth(body) > MAX_NESTING) throw new ServiceError('invalid_request', `body: nested deeper than ${MAX_NESTING} levels`);
+  return body;
+}
+
+// Validators recurse; a hostile 100,000-deep document must be refused before it reaches them.
+const MAX_NESTING = 32;
+
+function nestingDepth(root: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[root, 0]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > MAX_NESTING) return deepest;
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+  return deepest;
 }

@@ -1,0 +1,58 @@
+// rate: where a text sits on an ordered scale, from the log-probabilities of the model writing
+// each level's number. The scale comes before the text, so it is cached across calls.
+import type { Engine } from '../engine/engine.js';
+import { charsOf, type Billed } from './billing.js';
+import { argmax, confidence, normalise } from './distribution.js';
+import { Prompt } from './prompt.js';
+import { shaped, textsOf, type TextInput } from './texts.js';
+
+export interface RateInput extends TextInput {
+  scale: string[]; // 2 to 10 level descriptions, low to high
+}
+
+export interface RateResult {
+  score: number; // probability-weighted position, 0 .. scale.length - 1
+  level: number; // argmax
+  label: string; // scale[level]
+  confidence: number;
+  scores: number[]; // one probability per level, in scale order
+}
+
+const SYSTEM = 'You rate texts on a scale. Reply with the number of the level that fits best, nothing else.';
+
+export class Rate {
+  private readonly prompt: Prompt;
+  private readonly digits: Int32Array[];
+
+  constructor(private readonly engine: Engine) {
+    this.prompt = new Prompt(engine, SYSTEM);
+    this.digits = Array.from({ length: 10 }, (_, i) => this.prompt.option(String(i)));
+  }
+
+  async run(input: RateInput, signal?: AbortSignal): Promise<Billed<RateResult | { results: RateResult[] }>> {
+    const { texts, list } = textsOf(input);
+    const scale = input.scale.map((s, i) => `${i}: ${s}`).join('\n');
+    const jobs = texts.map((text) => ({
+      prefix: this.prompt.prefix(`Scale from 0 (lowest) to ${input.scale.length - 1} (highest):\n${scale}\n\nText: ${text}\n\n`),
+      branches: [this.prompt.branch('Which level of the scale fits the text?')],
+      options: this.digits.slice(0, input.scale.length),
+    }));
+    const scored = await this.engine.score(jobs, signal);
+    const results = scored.map((r): RateResult => {
+      const p = normalise(r.logprobs);
+      const level = argmax(p);
+      return {
+        score: p.reduce((s, x, i) => s + x * i, 0),
+        level,
+        label: input.scale[level]!,
+        confidence: confidence(p),
+        scores: p,
+      };
+    });
+    return {
+      body: shaped(results, list),
+      inputChars: charsOf(input.text, input.texts) + charsOf(input.scale) * texts.length,
+      inputTokens: scored.reduce((n, r) => n + r.promptTokens, 0),
+    };
+  }
+}
