@@ -24,6 +24,44 @@ Napi::Error CodedError(Napi::Env env, const char *code, const std::string &messa
 
 Tokens ToTokens(const Napi::Int32Array &a) { return Tokens(a.Data(), a.Data() + a.ElementLength()); }
 
+Napi::Object StatsToJs(Napi::Env env, const JobStats &r) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("promptTokens", r.prompt_tokens);
+  out.Set("cachedTokens", r.cached_tokens);
+  out.Set("decodeMs", r.decode_ms);
+  return out;
+}
+
+Napi::Value ToJs(Napi::Env env, const ScoreResult &r) {
+  Napi::Object out = StatsToJs(env, r);
+  Napi::Float32Array lp = Napi::Float32Array::New(env, r.logprobs.size());
+  std::copy(r.logprobs.begin(), r.logprobs.end(), lp.Data());
+  out.Set("logprobs", lp);
+  return out;
+}
+
+Napi::Value ToJs(Napi::Env env, const SpanResult &r) {
+  Napi::Object out = StatsToJs(env, r);
+  Napi::Array branches = Napi::Array::New(env, r.spans.size());
+  for (size_t b = 0; b < r.spans.size(); ++b) {
+    Napi::Array list = Napi::Array::New(env, r.spans[b].size());
+    for (size_t i = 0; i < r.spans[b].size(); ++i) {
+      Napi::Object span = Napi::Object::New(env);
+      span.Set("start", r.spans[b][i].start);
+      span.Set("end", r.spans[b][i].end);
+      span.Set("logprob", r.spans[b][i].logprob);
+      span.Set("firstLogprob", r.spans[b][i].first_logprob);
+      list.Set(i, span);
+    }
+    branches.Set(b, list);
+  }
+  out.Set("spans", branches);
+  Napi::Float32Array none = Napi::Float32Array::New(env, r.none_logprob.size());
+  std::copy(r.none_logprob.begin(), r.none_logprob.end(), none.Data());
+  out.Set("noneLogprobs", none);
+  return out;
+}
+
 int32_t IntOption(const Napi::Object &o, const char *key, int32_t fallback) {
   Napi::Value v = o.Get(key);
   return v.IsNumber() ? v.As<Napi::Number>().Int32Value() : fallback;
@@ -37,6 +75,8 @@ Napi::Function Engine::Define(Napi::Env env) {
                       InstanceMethod("tokenize", &Engine::Tokenize),
                       InstanceMethod("applyTemplate", &Engine::ApplyTemplate),
                       InstanceMethod("submit", &Engine::Submit), InstanceMethod("cancel", &Engine::Cancel),
+                      InstanceMethod("tokenBytes", &Engine::TokenBytes),
+                      InstanceMethod("specialTokens", &Engine::SpecialTokens),
                       InstanceMethod("stats", &Engine::Stats), InstanceMethod("close", &Engine::Close)});
 }
 
@@ -100,15 +140,7 @@ void Engine::Finish(Napi::Env env, Completion *c) {
     if (loaded_) deferred.Resolve(env.Undefined());
     else deferred.Reject(CodedError(env, "load_failed", o.message).Value());
   } else if (o.status == JobStatus::ok) {
-    const ScoreResult &r = o.result;
-    Napi::Object out = Napi::Object::New(env);
-    Napi::Float32Array lp = Napi::Float32Array::New(env, r.logprobs.size());
-    std::copy(r.logprobs.begin(), r.logprobs.end(), lp.Data());
-    out.Set("logprobs", lp);
-    out.Set("promptTokens", r.prompt_tokens);
-    out.Set("cachedTokens", r.cached_tokens);
-    out.Set("decodeMs", r.decode_ms);
-    deferred.Resolve(out);
+    deferred.Resolve(std::visit([env](const auto &r) { return ToJs(env, r); }, o.result));
   } else {
     const char *code = o.status == JobStatus::cancelled ? "cancelled" : "runner_error";
     deferred.Reject(CodedError(env, code, o.message).Value());
@@ -236,34 +268,71 @@ Napi::Value Engine::ApplyTemplate(const Napi::CallbackInfo &info) {
   return Napi::String::New(env, buf.data(), static_cast<size_t>(n));
 }
 
-// submit({ prefix, branches, options }) -> { id, result: Promise<ScoreResult> }
+// Reads a list of non-empty Int32Arrays of valid token ids; throws a TypeError naming `key`.
+std::vector<Tokens> Engine::TokenLists(Napi::Env env, const Napi::Object &o, const char *key) {
+  Napi::Value v = o.Get(key);
+  if (!v.IsArray() || v.As<Napi::Array>().Length() == 0) throw Napi::TypeError::New(env, std::string("job.") + key + " must be a non-empty array");
+  Napi::Array list = v.As<Napi::Array>();
+  std::vector<Tokens> out;
+  for (uint32_t i = 0; i < list.Length(); ++i) {
+    Tokens t = TokenArray(env, list.Get(i), key);
+    if (t.empty()) throw Napi::TypeError::New(env, std::string("every job.") + key + " entry must hold at least one token");
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
+    throw Napi::TypeError::New(env, std::string("job.") + key + " must hold Int32Arrays");
+  Tokens t = ToTokens(v.As<Napi::Int32Array>());
+  const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model_));
+  for (llama_token x : t)
+    if (x < 0 || x >= n_vocab) throw Napi::TypeError::New(env, std::string("job.") + key + ": token id out of the vocabulary");
+  return t;
+}
+
+// submit({ kind: 'score', prefix, branches, options })
+// submit({ kind: 'spans', prefix, branches, source, stops, separator, none, maxSpanTokens, maxSpans })
+//   -> { id, result: Promise<ScoreResult | SpanResult> }
 Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   REQUIRE(info.Length() == 1 && info[0].IsObject(), "submit(job) expects an object");
   if (Vocab(env) == nullptr) return env.Undefined();
   Napi::Object o = info[0].As<Napi::Object>();
-  REQUIRE(o.Get("prefix").IsTypedArray() && o.Get("branches").IsArray() && o.Get("options").IsArray(),
-          "job needs prefix (Int32Array), branches and options (arrays of Int32Array)");
-  ScoreJob job;
-  job.prefix = ToTokens(o.Get("prefix").As<Napi::Int32Array>());
-  const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model_));
-  for (const char *key : {"branches", "options"}) {
-    Napi::Array list = o.Get(key).As<Napi::Array>();
-    REQUIRE(list.Length() >= 1, "job branches and options must not be empty");
-    for (uint32_t i = 0; i < list.Length(); ++i) {
-      REQUIRE(list.Get(i).IsTypedArray(), "every branch and option must be an Int32Array");
-      Tokens t = ToTokens(list.Get(i).As<Napi::Int32Array>());
-      REQUIRE(!t.empty(), "every branch and option must hold at least one token");
-      (key[0] == 'b' ? job.branches : job.options).push_back(std::move(t));
+  std::string kind = o.Get("kind").IsString() ? o.Get("kind").As<Napi::String>().Utf8Value() : "";
+  Job job;
+  try {
+    Tokens prefix = TokenArray(env, o.Get("prefix"), "prefix");
+    std::vector<Tokens> branches = TokenLists(env, o, "branches");
+    if (kind == "score") {
+      job = ScoreJob{std::move(prefix), std::move(branches), TokenLists(env, o, "options")};
+    } else if (kind == "spans") {
+      SpanJob sj;
+      sj.prefix = std::move(prefix);
+      sj.branches = std::move(branches);
+      sj.source = TokenArray(env, o.Get("source"), "source");
+      if (o.Get("starts").IsTypedArray()) {
+        Napi::Int32Array starts = o.Get("starts").As<Napi::Int32Array>();
+        sj.starts = ToTokens(starts);
+        const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model_));
+        for (llama_token &t : sj.starts)
+          if (t >= n_vocab) t = -1;
+      }
+      sj.stops = TokenArray(env, o.Get("stops"), "stops");
+      sj.separator = IntOption(o, "separator", -1);
+      sj.none = IntOption(o, "none", -1);
+      sj.max_span_tokens = std::max(1, IntOption(o, "maxSpanTokens", 32));
+      sj.max_spans = std::max(1, IntOption(o, "maxSpans", 1));
+      if (sj.stops.empty()) throw Napi::TypeError::New(env, "job.stops must hold at least one token");
+      job = std::move(sj);
+    } else {
+      throw Napi::TypeError::New(env, "job.kind must be 'score' or 'spans'");
     }
+  } catch (const Napi::Error &e) {
+    e.ThrowAsJavaScriptException();
+    return env.Undefined();
   }
-  auto valid = [n_vocab](const Tokens &t) {
-    return std::all_of(t.begin(), t.end(), [n_vocab](llama_token x) { return x >= 0 && x < n_vocab; });
-  };
-  bool ok = valid(job.prefix);
-  for (const auto &t : job.branches) ok = ok && valid(t);
-  for (const auto &t : job.options) ok = ok && valid(t);
-  REQUIRE(ok, "token id out of the vocabulary");
 
   Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);
   uint64_t id = pool_->submit(std::move(job));
@@ -272,6 +341,36 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("id", static_cast<double>(id));
   out.Set("result", deferred.Promise());
+  return out;
+}
+
+// tokenBytes(tokens) -> Int32Array: the UTF-8 byte length of each token's text, for offsets.
+Napi::Value Engine::TokenBytes(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  REQUIRE(info.Length() == 1 && info[0].IsTypedArray(), "tokenBytes(tokens)");
+  const llama_vocab *vocab = Vocab(env);
+  if (vocab == nullptr) return env.Undefined();
+  Tokens tokens;
+  try {
+    tokens = TokenArray(env, info[0], "tokens");
+  } catch (const Napi::Error &e) {
+    e.ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  Napi::Int32Array out = Napi::Int32Array::New(env, tokens.size());
+  char buf[256];
+  for (size_t i = 0; i < tokens.size(); ++i) out[i] = std::max(0, llama_token_to_piece(vocab, tokens[i], buf, sizeof buf, 0, false));
+  return out;
+}
+
+// specialTokens() -> { eos, eot }: the ids that end a reply (-1 when the model has none).
+Napi::Value Engine::SpecialTokens(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  const llama_vocab *vocab = Vocab(env);
+  if (vocab == nullptr) return env.Undefined();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("eos", llama_vocab_eos(vocab));
+  out.Set("eot", llama_vocab_eot(vocab));
   return out;
 }
 

@@ -30,6 +30,10 @@ class Engine : public Napi::ObjectWrap<Engine> {
   Napi::Value ApplyTemplate(const Napi::CallbackInfo &info);
   Napi::Value Submit(const Napi::CallbackInfo &info);
   Napi::Value Cancel(const Napi::CallbackInfo &info);
+  Napi::Value TokenBytes(const Napi::CallbackInfo &info);
+  Napi::Value SpecialTokens(const Napi::CallbackInfo &info);
+  std::vector<Tokens> TokenLists(Napi::Env env, const Napi::Object &o, const char *key);
+  Tokens TokenArray(Napi::Env env, Napi::Value v, const char *key);
   Napi::Value Stats(const Napi::CallbackInfo &info);
   Napi::Value Close(const Napi::CallbackInfo &info);
 

@@ -1,9 +1,9 @@
 // Plain job and result structs exchanged between the N-API layer (main thread) and the slot
 // threads. Nothing here touches N-API: jobs are built on the main thread, then owned by a slot.
 #pragma once
-#include <atomic>
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "llama.h"
@@ -20,17 +20,51 @@ struct ScoreJob {
   std::vector<Tokens> options;   // >= 1, each non-empty
 };
 
-struct ScoreResult {
-  std::vector<float> logprobs;  // branches.size() x options.size(), row-major
-  int32_t prompt_tokens = 0;    // prefix + branch tokens: what the model read for this job
-  int32_t cached_tokens = 0;    // prefix tokens reused from the slot's cache (not decoded again)
-  double decode_ms = 0;         // wall time inside the slot
+// Copy spans of `source` after every branch: greedy decoding where the only tokens allowed are
+// those that start or continue a run of `source` tokens, a separator between spans (list mode),
+// or a stop token. The model's own log-probabilities (over the whole vocabulary) are recorded,
+// and the "nothing fits" answer `none` is scored at the first step for comparison.
+struct SpanJob {
+  Tokens prefix;
+  std::vector<Tokens> branches;  // >= 1, each non-empty
+  Tokens source;                 // the text, tokenized alone; spans are runs of these tokens
+  Tokens starts;                 // per source position, another token that may start a span there
+                                 // (" London" in the text, "London" as the answer's first word), or -1
+  Tokens stops;                  // end of the answer (end-of-turn, end-of-generation)
+  llama_token separator = -1;    // between spans of a list; -1 for a single span
+  llama_token none = -1;         // first token of the "nothing fits" answer
+  int32_t max_span_tokens = 32;
+  int32_t max_spans = 1;
 };
+
+struct Span {
+  int32_t start, end;  // token indices into source, [start, end)
+  float logprob;       // sum of the span's token log-probabilities (and its closing token)
+  float first_logprob; // log-probability of its first token
+};
+
+struct JobStats {
+  int32_t prompt_tokens = 0;  // prefix + branch tokens: what the model read for this job
+  int32_t cached_tokens = 0;  // prefix tokens reused from the slot's cache (not decoded again)
+  double decode_ms = 0;       // wall time inside the slot
+};
+
+struct ScoreResult : JobStats {
+  std::vector<float> logprobs;  // branches.size() x options.size(), row-major
+};
+
+struct SpanResult : JobStats {
+  std::vector<std::vector<Span>> spans;  // per branch, in the order decoded
+  std::vector<float> none_logprob;       // per branch: log P(none) at the first answer token
+};
+
+using Job = std::variant<ScoreJob, SpanJob>;
+using JobResult = std::variant<ScoreResult, SpanResult>;
 
 enum class JobStatus { ok, cancelled, failed };
 
 struct JobOutcome {
   JobStatus status = JobStatus::failed;
   std::string message;  // set when status != ok
-  ScoreResult result;   // set when status == ok
+  JobResult result;     // set when status == ok
 };

@@ -1,12 +1,14 @@
 #include "slot_pool.h"
 
+#include <chrono>
 #include <stdexcept>
 
 #include "scoring.h"
+#include "span_kernel.h"
 
 struct SlotPool::Slot {
   llama_context *ctx = nullptr;
-  std::unique_ptr<Scorer> scorer;
+  std::unique_ptr<Decoder> decoder;
   std::thread thread;
   uint64_t job_id = 0;                       // 0 when idle; guarded by mu_
   std::shared_ptr<std::atomic<bool>> abort;  // the running job's flag; guarded by mu_
@@ -36,7 +38,7 @@ SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, D
       for (auto &s : slots_) llama_free(s->ctx);
       throw std::runtime_error("could not create llama context for slot " + std::to_string(i));
     }
-    slot->scorer = std::make_unique<Scorer>(slot->ctx, cfg.n_seq);
+    slot->decoder = std::make_unique<Decoder>(slot->ctx, cfg.n_seq);
     slots_.push_back(std::move(slot));
   }
   counts_.slots = n_slots;
@@ -60,7 +62,7 @@ SlotPool::~SlotPool() {
   }
 }
 
-uint64_t SlotPool::submit(ScoreJob &&job) {
+uint64_t SlotPool::submit(Job &&job) {
   uint64_t id;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -115,13 +117,24 @@ void SlotPool::work(Slot &slot) {
     }
     slot.abort_now = p.abort.get();
     JobOutcome out;
+    const auto t0 = std::chrono::steady_clock::now();
     try {
-      out.result = slot.scorer->run(p.job);
+      Decoder &d = *slot.decoder;
+      out.result = std::visit(
+          [&d](const auto &job) -> JobResult {
+            if constexpr (std::is_same_v<std::decay_t<decltype(job)>, ScoreJob>) return score_options(d, job);
+            else return copy_spans(d, job);
+          },
+          p.job);
+      std::visit([&](auto &r) { r.decode_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); },
+                 out.result);
       out.status = JobStatus::ok;
     } catch (const Aborted &) {
+      slot.decoder->reset();  // partial state stays behind an abort: start the next job clean
       out.status = JobStatus::cancelled;
       out.message = "cancelled";
     } catch (const std::exception &e) {
+      slot.decoder->reset();
       out.status = JobStatus::failed;
       out.message = e.what();
     }

@@ -2,6 +2,7 @@
 // jobs wait in one FIFO shared by the slots. The pool does no admission control: the caller
 // decides how much to submit (the TypeScript engine refuses with 529 when it is full).
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -34,7 +35,7 @@ class SlotPool {
   // Cancels queued and running jobs (each still gets its Done call) and joins the threads.
   ~SlotPool();
 
-  uint64_t submit(ScoreJob &&job);
+  uint64_t submit(Job &&job);
   // Queued: removed and finished as cancelled. Running: its decode aborts at the next graph node.
   void cancel(uint64_t id);
   PoolStats stats();
@@ -42,7 +43,7 @@ class SlotPool {
  private:
   struct Pending {
     uint64_t id;
-    ScoreJob job;
+    Job job;
     std::shared_ptr<std::atomic<bool>> abort;
   };
   struct Slot;

@@ -29,13 +29,48 @@ export interface ScoreJob {
   options: Int32Array[];
 }
 
-export interface ScoreResult {
-  /** branches x options, row-major: log P(option | prefix + branch). */
-  logprobs: Float32Array;
-  promptTokens: number;
-  cachedTokens: number;
+/**
+ * Copy spans of `source` after every branch (see native/jobs.h): greedy decoding restricted to
+ * tokens that start or continue a run of source tokens, `separator` between spans (list mode) or
+ * a stop token. `none` is the first token of the "nothing fits" answer, scored at the first step.
+ */
+export interface SpanJob {
+  prefix: Int32Array;
+  branches: Int32Array[];
+  source: Int32Array;
+  /** Per source position, another token that may start a span there (the word without its leading space), or -1. */
+  starts?: Int32Array;
+  stops: Int32Array;
+  separator?: number;
+  none?: number;
+  maxSpanTokens?: number;
+  maxSpans?: number;
+}
+
+interface JobStats {
+  promptTokens: number; // prefix + branch tokens: what the model read
+  cachedTokens: number; // prefix tokens reused from the slot's cache
   decodeMs: number;
 }
+
+export interface ScoreResult extends JobStats {
+  /** branches x options, row-major: log P(option | prefix + branch). */
+  logprobs: Float32Array;
+}
+
+export interface TokenSpan {
+  start: number; // source token index
+  end: number; // exclusive
+  logprob: number; // the span's tokens and its closing token
+  firstLogprob: number; // its first token
+}
+
+export interface SpanResult extends JobStats {
+  spans: TokenSpan[][]; // per branch
+  noneLogprobs: Float32Array; // per branch: log P(first token of the "nothing fits" answer)
+}
+
+export type NativeJob = ({ kind: 'score' } & ScoreJob) | ({ kind: 'spans' } & SpanJob);
 
 export interface PoolStats {
   slots: number;
@@ -57,7 +92,11 @@ export interface NativeEngine {
   info(): ModelInfo;
   tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Int32Array;
   applyTemplate(messages: ChatMessage[], addAssistant: boolean): string;
-  submit(job: ScoreJob): { id: number; result: Promise<ScoreResult> };
+  submit(job: NativeJob): { id: number; result: Promise<ScoreResult | SpanResult> };
+  /** UTF-8 byte length of each token's text. */
+  tokenBytes(tokens: Int32Array): Int32Array;
+  /** End-of-generation and end-of-turn token ids (-1 when absent). */
+  specialTokens(): { eos: number; eot: number };
   cancel(id: number): void;
   stats(): PoolStats;
   close(): void;

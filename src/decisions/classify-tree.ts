@@ -45,7 +45,7 @@ export class ClassifyTree {
             const levels: TreeLevel[] = [];
             for (let tree: Tree | undefined = input.tree; tree; ) {
               const labels = levelLabels(tree);
-              const [scored] = await run([this.classify.job(text, labels)]);
+              const [scored] = await run.score([this.classify.job(text, labels)]);
               const decided = this.classify.decide(labels, scored!);
               levels.push({
                 ...decided,

@@ -1,6 +1,7 @@
 // The engine: one loaded model behind a fixed pool of native slots, with explicit admission.
 // Usable without the HTTP server (see src/index.ts).
-import { loadBinding, type NativeBinding, type NativeEngine, type ScoreJob, type ScoreResult } from '../binding.js';
+import { loadBinding, type NativeBinding, type NativeEngine, type NativeJob, type ScoreJob, type ScoreResult } from '../binding.js';
+import type { SpanJob, SpanResult } from '../binding.js';
 import type { ChatMessage, ModelInfo } from '../binding.js';
 import { CancelledError, ServiceError } from '../errors.js';
 
@@ -30,6 +31,12 @@ export interface EngineStats {
 // list is scored in one decode. Each costs a logits row (0.6 MB with a 150k vocabulary).
 const SEQUENCES = 33;
 const ATTEMPTS = 2; // an inference failure is retried once; the second failure is final
+
+/** What a session body runs its rounds with. */
+export interface Round {
+  score(jobs: ScoreJob[]): Promise<ScoreResult[]>;
+  spans(jobs: SpanJob[]): Promise<SpanResult[]>;
+}
 
 export class Engine {
   readonly info: ModelInfo;
@@ -63,18 +70,34 @@ export class Engine {
     return this.native.applyTemplate(messages, addAssistant);
   }
 
-  /** Runs the jobs of one request: a session with a single round. */
+  /** Runs the scoring jobs of one request: a session with a single round. */
   score(jobs: ScoreJob[], signal?: AbortSignal): Promise<ScoreResult[]> {
-    return this.session((run) => run(jobs), signal);
+    return this.session((run) => run.score(jobs), signal);
+  }
+
+  /** Runs the span jobs of one request: a session with a single round. */
+  spans(jobs: SpanJob[], signal?: AbortSignal): Promise<SpanResult[]> {
+    return this.session((run) => run.spans(jobs), signal);
+  }
+
+  /** UTF-8 byte length of each token's text. */
+  tokenBytes(tokens: Int32Array): Int32Array {
+    return this.native.tokenBytes(tokens);
+  }
+
+  /** Tokens that end the model's reply. */
+  get stopTokens(): Int32Array {
+    const { eos, eot } = this.native.specialTokens();
+    return Int32Array.from(new Set([eos, eot].filter((t) => t >= 0)));
   }
 
   /**
-   * Admits one request and hands `body` a `run` function for its rounds of jobs (classify-tree
+   * Admits one request and hands `body` a `Round` runner for its rounds of jobs (classify-tree
    * needs one round per level). Admission is per request: when `capacity` requests are already
    * admitted this throws `overloaded` at once. Jobs of a round run in parallel across slots; each
    * failing job is retried once. Aborting `signal` cancels every job and frees their slots.
    */
-  async session<T>(body: (run: (jobs: ScoreJob[]) => Promise<ScoreResult[]>) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async session<T>(body: (run: Round) => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.closed) throw new ServiceError('overloaded', 'the service is shutting down; retry on another replica');
     if (this.inflight >= this.capacity) {
       this.refused++;
@@ -84,10 +107,14 @@ export class Engine {
     const running = new Set<number>();
     const cancelAll = () => running.forEach((id) => this.native.cancel(id));
     signal?.addEventListener('abort', cancelAll, { once: true });
-    const run = (jobs: ScoreJob[]) => {
+    const round = <R>(jobs: NativeJob[]) => {
       if (signal?.aborted) throw new CancelledError();
       for (const job of jobs) this.checkFits(job);
-      return Promise.all(jobs.map((job) => this.attempt(job, running, signal)));
+      return Promise.all(jobs.map((job) => this.attempt(job, running, signal) as Promise<R>));
+    };
+    const run: Round = {
+      score: (jobs) => round<ScoreResult>(jobs.map((j) => ({ kind: 'score', ...j }))),
+      spans: (jobs) => round<SpanResult>(jobs.map((j) => ({ kind: 'spans', ...j }))),
     };
     try {
       return await body(run);
@@ -100,7 +127,7 @@ export class Engine {
     }
   }
 
-  private async attempt(job: ScoreJob, running: Set<number>, signal?: AbortSignal): Promise<ScoreResult> {
+  private async attempt(job: NativeJob, running: Set<number>, signal?: AbortSignal): Promise<ScoreResult | SpanResult> {
     let last = '';
     for (let i = 0; i < ATTEMPTS; i++) {
       const { id, result } = this.native.submit(job);
@@ -119,10 +146,11 @@ export class Engine {
   }
 
   // A job's branches live in the KV cache together with its prefix; it must fit in one slot.
-  private checkFits(job: ScoreJob): void {
+  private checkFits(job: NativeJob): void {
     let need = job.prefix.length;
     for (const b of job.branches) need += b.length;
-    for (const o of job.options) need += job.branches.length * (o.length - 1);
+    if (job.kind === 'score') for (const o of job.options) need += job.branches.length * (o.length - 1);
+    else need += job.branches.length * (job.maxSpans ?? 1) * ((job.maxSpanTokens ?? 32) + 1);
     if (need > this.contextSize) {
       throw new ServiceError(
         'invalid_request',

@@ -1,7 +1,8 @@
 // A fake native binding for fast HTTP and engine tests: same typed surface as src/binding.ts,
 // no model. Tokens are character codes; a branch's score favours "Yes" when its text contains
-// "[true]". Each job takes `delayMs`; `failures` jobs fail before the rest succeed.
-import type { ChatMessage, LoadOptions, NativeBinding, NativeEngine, PoolStats, ScoreJob, ScoreResult } from '../../src/binding.js';
+// "[true]"; a span job copies the source's first word (or nothing when a branch says "[none]").
+// Each job takes `delayMs`; `failures` jobs fail before the rest succeed.
+import type { ChatMessage, LoadOptions, NativeBinding, NativeEngine, NativeJob, PoolStats, ScoreJob, ScoreResult, SpanJob, SpanResult } from '../../src/binding.js';
 
 export interface FakeBehaviour {
   delayMs: number;
@@ -33,16 +34,16 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
       applyTemplate(messages: ChatMessage[], addAssistant: boolean): string {
         return messages.map((m) => `<${m.role}>${m.content}</${m.role}>`).join('') + (addAssistant ? '<assistant>' : '');
       }
-      submit(job: ScoreJob) {
+      submit(job: NativeJob) {
         const id = ++state.submitted;
-        const result = new Promise<ScoreResult>((resolve, reject) => {
+        const result = new Promise<ScoreResult | SpanResult>((resolve, reject) => {
           const timer = setTimeout(() => {
             running.delete(id);
             if (state.behaviour.failures > 0) {
               state.behaviour.failures--;
               return reject(Object.assign(new Error('fake decode failure'), { code: 'runner_error' }));
             }
-            resolve(score(job));
+            resolve(job.kind === 'score' ? score(job) : spans(job));
           }, state.behaviour.delayMs);
           running.set(id, () => {
             clearTimeout(timer);
@@ -52,6 +53,12 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
           });
         });
         return { id, result };
+      }
+      tokenBytes(tokens: Int32Array): Int32Array {
+        return tokens.map((t) => Buffer.byteLength(String.fromCharCode(t)));
+      }
+      specialTokens() {
+        return { eos: 0, eot: 1 };
       }
       cancel(id: number): void {
         running.get(id)?.();
@@ -79,4 +86,18 @@ function score(job: ScoreJob): ScoreResult {
   });
   const promptTokens = job.prefix.length + job.branches.reduce((n, b) => n + b.length, 0);
   return { logprobs, promptTokens, cachedTokens: 0, decodeMs: 1 };
+}
+
+function spans(job: SpanJob): SpanResult {
+  const source = String.fromCharCode(...job.source);
+  const firstWord = Math.max(1, source.search(/\s|$/));
+  const found = job.branches.map((b) => (String.fromCharCode(...b).includes('[none]') ? [] : [{ start: 0, end: firstWord, logprob: -0.2, firstLogprob: -0.1 }]));
+  const promptTokens = job.prefix.length + job.branches.reduce((n, b) => n + b.length, 0);
+  return {
+    spans: found,
+    noneLogprobs: Float32Array.from(job.branches, (b) => (String.fromCharCode(...b).includes('[none]') ? -0.01 : -5)),
+    promptTokens,
+    cachedTokens: 0,
+    decodeMs: 1,
+  };
 }

@@ -34,13 +34,15 @@ t.test('a repeated prefix is reused from the slot cache, with the same answer', 
   const one = await Engine.open({ modelPath, slots: 1, threads: 2, queue: 0, contextSize: 1024, batchSize: 256 });
   t.teardown(() => one.close());
   const prefix = one.tokenize(`Context: ${text}`);
-  const job = { prefix, branches: [one.tokenize(' Question?')], options: [one.tokenize(' Yes')] };
+  const job = { prefix, branches: [one.tokenize(' Question?')], options: [one.tokenize(' Yes'), one.tokenize(' No')] };
+  const share = (lp: Float32Array) => 1 / (1 + Math.exp(lp[1]! - lp[0]!));
   const [first] = await one.score([job]);
   const [again] = await one.score([job]);
   t.equal(first!.cachedTokens, 0);
   t.equal(again!.cachedTokens, prefix.length, 'nothing of the prefix decoded again');
   t.equal(again!.promptTokens, first!.promptTokens, 'billed the same');
-  t.ok(Math.abs(again!.logprobs[0]! - first!.logprobs[0]!) < 0.05, 'same answer from the cache');
+  // Decoded in a different batch shape the numbers move in the last digits, not the answer.
+  t.ok(Math.abs(share(again!.logprobs) - share(first!.logprobs)) < 0.02, 'same answer from the cache');
 });
 
 t.test('multi-token options are scored by all their tokens', async (t) => {
@@ -83,10 +85,10 @@ t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
   const native = new (loadBinding().Engine)();
   t.throws(() => native.tokenize('x', false, false), { code: 'not_loaded' });
   await native.load({ modelPath, slots: 1, threads: 1, contextSize: 512, batchSize: 64, sequences: 4 });
-  t.throws(() => native.submit({ prefix: Int32Array.of(-1), branches: [Int32Array.of(1)], options: [Int32Array.of(1)] }), /vocabulary/);
-  t.throws(() => native.submit({ prefix: Int32Array.of(1), branches: [], options: [Int32Array.of(1)] }), /must not be empty/);
-  t.throws(() => native.submit({ prefix: Int32Array.of(1), branches: [new Int32Array(0)], options: [Int32Array.of(1)] }), /at least one token/);
-  const { result } = native.submit({ prefix: engine.tokenize(longText(400)), branches: [Int32Array.of(1)], options: [Int32Array.of(1)] });
+  t.throws(() => native.submit({ kind: 'score', prefix: Int32Array.of(-1), branches: [Int32Array.of(1)], options: [Int32Array.of(1)] }), /vocabulary/);
+  t.throws(() => native.submit({ kind: 'score', prefix: Int32Array.of(1), branches: [], options: [Int32Array.of(1)] }), /must be a non-empty array/);
+  t.throws(() => native.submit({ kind: 'score', prefix: Int32Array.of(1), branches: [new Int32Array(0)], options: [Int32Array.of(1)] }), /at least one token/);
+  const { result } = native.submit({ kind: 'score', prefix: engine.tokenize(longText(400)), branches: [Int32Array.of(1)], options: [Int32Array.of(1)] });
   native.close();
   await t.rejects(result, { code: 'cancelled' }, 'close cancels pending work');
   await t.rejects(loadBinding().Engine.prototype.load.call(new (loadBinding().Engine)(), { modelPath: '/nonexistent.gguf', slots: 1, threads: 1, contextSize: 512, batchSize: 64, sequences: 4 }), { code: 'load_failed' });

@@ -1,0 +1,63 @@
+#include "decoder.h"
+
+#include <algorithm>
+#include <cmath>
+
+Decoder::Decoder(llama_context *ctx, int32_t n_outputs)
+    : ctx_(ctx),
+      mem_(llama_get_memory(ctx)),
+      n_vocab_(llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx)))),
+      n_batch_(static_cast<int32_t>(llama_n_batch(ctx))),
+      n_seq_(static_cast<int32_t>(llama_n_seq_max(ctx))),
+      n_outputs_(n_outputs) {}
+
+std::vector<Decoder::Item> Decoder::begin(const Tokens &prefix) {
+  size_t common = 0;
+  while (common < cached_.size() && common < prefix.size() && cached_[common] == prefix[common]) ++common;
+  for (llama_seq_id s = 1; s < n_seq_; ++s) llama_memory_seq_rm(mem_, s, -1, -1);
+  if (!llama_memory_seq_rm(mem_, 0, static_cast<llama_pos>(common), -1)) {
+    llama_memory_clear(mem_, true);
+    common = 0;
+  }
+  cached_.resize(common);
+  std::vector<Item> items;
+  for (size_t i = common; i < prefix.size(); ++i) items.push_back({prefix[i], static_cast<llama_pos>(i), kShared, -1});
+  return items;
+}
+
+void Decoder::reset() {
+  llama_memory_clear(mem_, true);
+  cached_.clear();
+}
+
+float Decoder::log_normalizer(const float *logits) const {
+  float max = *std::max_element(logits, logits + n_vocab_);
+  double sum = 0;
+  for (int32_t i = 0; i < n_vocab_; ++i) sum += std::exp(logits[i] - max);
+  return max + static_cast<float>(std::log(sum));
+}
+
+// Fills the batch from items[next..] (at most n_batch tokens and n_outputs logits rows), decodes
+// it and advances next.
+void Decoder::decode_chunk(const std::vector<Item> &items, size_t &next, int32_t n_shared, llama_batch &batch) {
+  int32_t outputs = 0;
+  batch.n_tokens = 0;
+  while (next < items.size() && batch.n_tokens < n_batch_ && (items[next].want < 0 || outputs < n_outputs_)) {
+    const Item &it = items[next++];
+    int32_t k = batch.n_tokens++;
+    batch.token[k] = it.token;
+    batch.pos[k] = it.pos;
+    if (it.seq == kShared) {
+      batch.n_seq_id[k] = n_shared + 1;
+      for (int32_t s = 0; s <= n_shared; ++s) batch.seq_id[k][s] = s;
+    } else {
+      batch.n_seq_id[k] = 1;
+      batch.seq_id[k][0] = it.seq;
+    }
+    batch.logits[k] = it.want >= 0;
+    outputs += it.want >= 0;
+  }
+  int32_t rc = llama_decode(ctx_, batch);
+  if (rc == 2) throw Aborted();
+  if (rc != 0) throw std::runtime_error("llama_decode failed with code " + std::to_string(rc));
+}

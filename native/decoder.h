@@ -1,0 +1,96 @@
+// Decoder: one slot's llama_context with its prefix cache. The kernels (scoring, span copying)
+// build token items and decode them through here. One thread per Decoder.
+#pragma once
+#include <stdexcept>
+
+#include "jobs.h"
+
+// Thrown when the job's abort flag stopped llama_decode (client went away).
+struct Aborted : std::runtime_error {
+  Aborted() : std::runtime_error("cancelled") {}
+};
+
+class Decoder {
+ public:
+  static constexpr llama_seq_id kShared = -1;  // a prefix token: sequences 0..n_shared
+
+  struct Item {
+    llama_token token;
+    llama_pos pos;
+    llama_seq_id seq;  // or kShared
+    int32_t want;      // index handed to on_logits, or -1 for no logits
+  };
+
+  // ctx must have been created with n_seq_max >= 3, a unified KV cache and room for n_outputs
+  // logits rows per decode call.
+  Decoder(llama_context *ctx, int32_t n_outputs);
+
+  // Starts a job: keeps the longest cached part of `prefix` in sequence 0, frees every other
+  // sequence, and returns the items that decode the rest of the prefix (tagged kShared).
+  std::vector<Item> begin(const Tokens &prefix);
+  // The job succeeded: sequence 0 now holds `prefix` for the next job to reuse.
+  void finish(const Tokens &prefix) { cached_ = prefix; }
+  // The job failed or was aborted mid-way: forget everything.
+  void reset();
+
+  // Decodes items in chunks of at most n_batch tokens and n_outputs logits rows; after each
+  // chunk calls on_logits(want, logits) for every item that wants them. Throws Aborted or
+  // std::runtime_error.
+  template <class OnLogits>
+  void decode(const std::vector<Item> &items, int32_t n_shared, OnLogits on_logits);
+
+  // Decodes branches[g0..g1) on sequences 1..(g1 - g0), each continuing the prefix, and calls
+  // on_last(b, logits) after each branch's last token. `pending` holds prefix items begin()
+  // returned that are not decoded yet: they go into the same llama_decode (tagged with every
+  // branch sequence) and are consumed.
+  template <class OnLogits>
+  void branches(std::vector<Item> &pending, const Tokens &prefix, const std::vector<Tokens> &branches, size_t g0,
+                size_t g1, OnLogits on_last);
+
+  // log(sum(exp(logits))) over the vocabulary.
+  float log_normalizer(const float *logits) const;
+
+  int32_t cached() const { return static_cast<int32_t>(cached_.size()); }
+  int32_t n_seq() const { return n_seq_; }
+  llama_memory_t memory() const { return mem_; }
+
+ private:
+  void decode_chunk(const std::vector<Item> &items, size_t &next, int32_t n_shared, llama_batch &batch);
+
+  llama_context *ctx_;
+  llama_memory_t mem_;
+  int32_t n_vocab_, n_batch_, n_seq_, n_outputs_;
+  Tokens cached_;  // the tokens held by sequence 0 after the last successful job
+};
+
+template <class OnLogits>
+void Decoder::decode(const std::vector<Item> &items, int32_t n_shared, OnLogits on_logits) {
+  llama_batch batch = llama_batch_init(n_batch_, 0, n_seq_);
+  struct Free {
+    llama_batch &b;
+    ~Free() { llama_batch_free(b); }
+  } free_batch{batch};
+  size_t next = 0;
+  while (next < items.size()) {
+    const size_t start = next;
+    decode_chunk(items, next, n_shared, batch);
+    for (int32_t k = 0; k < batch.n_tokens; ++k)
+      if (batch.logits[k]) on_logits(items[start + k].want, llama_get_logits_ith(ctx_, k));
+  }
+}
+
+template <class OnLogits>
+void Decoder::branches(std::vector<Item> &pending, const Tokens &prefix, const std::vector<Tokens> &branches,
+                       size_t g0, size_t g1, OnLogits on_last) {
+  std::vector<Item> items;
+  items.swap(pending);
+  const llama_pos p0 = static_cast<llama_pos>(prefix.size());
+  for (size_t b = g0; b < g1; ++b) {
+    const llama_seq_id seq = static_cast<llama_seq_id>(1 + b - g0);
+    llama_memory_seq_cp(mem_, 0, seq, -1, -1);  // what sequence 0 already holds
+    const Tokens &br = branches[b];
+    for (size_t i = 0; i < br.size(); ++i)
+      items.push_back({br[i], p0 + static_cast<llama_pos>(i), seq, i + 1 == br.size() ? static_cast<int32_t>(b) : -1});
+  }
+  decode(items, static_cast<int32_t>(g1 - g0), on_last);
+}

@@ -1,0 +1,76 @@
+// A text as the span kernel copies from it: its tokens, and the character offset of each token,
+// so a span of tokens becomes exact `start` / `end` offsets into the original string.
+import type { Engine } from '../engine/engine.js';
+import { ServiceError } from '../errors.js';
+
+// Trimmed from both ends of a copied span: a span is the words, not the spaces or punctuation
+// the model may carry along.
+const EDGE = /^[\s.,;:!?"'()[\]{}]+|[\s.,;:!?"'()[\]{}]+$/g;
+
+export interface TextSpan {
+  text: string;
+  start: number; // UTF-16 offset into the text, as JavaScript's String.prototype.slice counts
+  end: number; // exclusive: end - start === text.length
+}
+
+export class Source {
+  readonly tokens: Int32Array;
+  /** Per token, the same word without its leading space as one token (how an answer begins), or -1. */
+  readonly starts: Int32Array;
+  private readonly offsets: number[]; // UTF-16 offset at the start of each token, plus the end
+
+  constructor(
+    engine: Engine,
+    readonly text: string,
+  ) {
+    this.tokens = engine.tokenize(text);
+    const bytes = engine.tokenBytes(this.tokens);
+    const byteToChar = byteOffsets(text);
+    this.offsets = [0];
+    let at = 0;
+    for (const n of bytes) {
+      at += n;
+      this.offsets.push(byteToChar[Math.min(at, byteToChar.length - 1)]!);
+    }
+    if (at !== byteToChar.length - 1) {
+      throw new ServiceError('runner_error', 'the model tokenizer does not reproduce the text byte for byte; spans cannot be located');
+    }
+    const alias = new Map<number, number>();
+    this.starts = this.tokens.map((token, i) => {
+      let found = alias.get(token);
+      if (found === undefined) {
+        const piece = text.slice(this.offsets[i], this.offsets[i + 1]);
+        const bare = /^\s+\S/.test(piece) ? engine.tokenize(piece.trimStart()) : undefined;
+        found = bare?.length === 1 ? bare[0]! : -1;
+        alias.set(token, found);
+      }
+      return found;
+    });
+  }
+
+  /** The text of tokens [start, end), trimmed of surrounding spaces and punctuation; null if nothing is left. */
+  span(start: number, end: number): TextSpan | null {
+    const from = this.offsets[start]!;
+    const raw = this.text.slice(from, this.offsets[end]!);
+    const lead = raw.length - raw.replace(/^[\s.,;:!?"'()[\]{}]+/, '').length;
+    const text = raw.replace(EDGE, '');
+    if (text === '') return null;
+    return { text, start: from + lead, end: from + lead + text.length };
+  }
+}
+
+// UTF-16 offset for every UTF-8 byte offset of `text` (a byte inside a character maps to the
+// character's end, so a token boundary inside a character never cuts it).
+function byteOffsets(text: string): number[] {
+  const out: number[] = [];
+  let utf16 = 0;
+  for (const ch of text) {
+    const cp = ch.codePointAt(0)!;
+    const bytes = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    out.push(utf16);
+    utf16 += ch.length;
+    for (let i = 1; i < bytes; i++) out.push(utf16);
+  }
+  out.push(utf16);
+  return out;
+}
