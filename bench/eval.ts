@@ -6,7 +6,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { open, type ClassifyInput, type ClassifyTreeInput, type DecisionMachine, type RateInput, type YesNoInput, type YesNoResult } from '../src/index.js';
+import { open, type AnswerInput, type ClassifyInput, type ClassifyTreeInput, type DecisionMachine, type EntitiesInput } from '../src/index.js';
+import type { RateInput, VerifyInput, YesNoInput, YesNoResult, AnswerResult, Entity } from '../src/index.js';
 
 interface Case {
   id: string;
@@ -63,6 +64,30 @@ const JUDGES: Record<string, Judge> = {
     call: (dm, req) => dm.rate(req as unknown as RateInput),
     judge: (out, expect) => [{ got: `${out.level} (score ${out.score.toFixed(2)})`, want: `${expect.level}±${expect.tol ?? 1}`, ok: Math.abs(out.level - expect.level) <= (expect.tol ?? 1) }],
   },
+  answer: {
+    call: (dm, req) => dm.answer(req as unknown as AnswerInput),
+    judge: (out, expect) => {
+      const results: AnswerResult[] = 'results' in out ? out.results : [out];
+      const want: (string | null)[] = expect.answers ?? [expect.answer];
+      return results.map((r, i) => ({ got: JSON.stringify(r.answer), want: JSON.stringify(want[i]), ok: r.answer === want[i] }));
+    },
+  },
+  entities: {
+    // F1 over (type, text) pairs: each expected pair is one decision, and each extra pair found is a miss too.
+    call: (dm, req) => dm.entities(req as unknown as EntitiesInput),
+    judge: (out, expect) => {
+      const got = new Set<string>(out.entities.map((e: Entity) => `${e.type}: ${e.text}`));
+      const want = new Set<string>(expect.entities.map((e: Entity) => `${e.type}: ${e.text}`));
+      return [
+        ...[...want].map((w) => ({ got: got.has(w) ? w : '(missing)', want: w, ok: got.has(w) })),
+        ...[...got].filter((g) => !want.has(g)).map((g) => ({ got: g, want: '(nothing)', ok: false })),
+      ];
+    },
+  },
+  verify: {
+    call: (dm, req) => dm.verify(req as unknown as VerifyInput),
+    judge: (out, expect) => [{ got: `${out.matches} (p=${out.probability.toFixed(3)}, found ${JSON.stringify(out.found)})`, want: String(expect.matches), ok: out.matches === expect.matches }],
+  },
 };
 
 const dm = await open({
@@ -86,13 +111,17 @@ for (const cap of caps) {
       if (!d.ok) misses.push({ id: c.id, got: d.got, want: d.want });
     }
   }
-  report.push({ capability: cap, cases: cases.length, decisions: total, correct: total - misses.length, accuracy: total ? (total - misses.length) / total : 0, seconds: (performance.now() - started) / 1000, misses });
+  // For entities, decisions are expected pairs plus extra pairs found: report F1 over them.
+  const fp = misses.filter((m) => m.want === '(nothing)').length;
+  const tp = total - misses.length;
+  const f1 = (2 * tp) / Math.max(1, 2 * tp + misses.length);
+  report.push({ capability: cap, cases: cases.length, decisions: total, correct: tp, accuracy: total ? tp / total : 0, ...(cap === 'entities' ? { f1, falsePositives: fp } : {}), seconds: (performance.now() - started) / 1000, misses });
 }
 await dm.close();
 
 const model = values['model-path'] ?? values.model ?? 'default model';
 console.log(`| capability (${model}) | cases | decisions | accuracy |\n|---|---|---|---|`);
-for (const r of report) console.log(`| ${r.capability} | ${r.cases} | ${r.decisions} | ${(r.accuracy * 100).toFixed(1)}% |`);
+for (const r of report) console.log(`| ${r.capability} | ${r.cases} | ${r.decisions} | ${'f1' in r ? `F1 ${r.f1!.toFixed(2)}` : `${(r.accuracy * 100).toFixed(1)}%`} |`);
 for (const r of report) for (const m of r.misses) console.log(`  miss ${m.id}: got ${m.got}, want ${m.want}`);
 mkdirSync(dirname(values.out!), { recursive: true });
 writeFileSync(values.out!, `${JSON.stringify({ model, capabilities: report }, null, 2)}\n`);

@@ -14,6 +14,9 @@ import type { YesNoInput, YesNoOutput } from './decisions/yes-no.js';
 import type { ClassifyInput, ClassifyResult } from './decisions/classify.js';
 import type { ClassifyTreeInput, ClassifyTreeResult } from './decisions/classify-tree.js';
 import type { RateInput, RateResult } from './decisions/rate.js';
+import type { AnswerInput, AnswerOutput } from './decisions/answer.js';
+import type { EntitiesInput, EntitiesResult } from './decisions/entities.js';
+import type { VerifyInput, VerifyResult } from './decisions/verify.js';
 import type { EngineStats } from './engine/engine.js';
 
 export { ServiceError, CancelledError } from './errors.js';
@@ -23,6 +26,9 @@ export type { YesNoInput, YesNoOutput, YesNoResult } from './decisions/yes-no.js
 export type { ClassifyInput, ClassifyResult } from './decisions/classify.js';
 export type { ClassifyTreeInput, ClassifyTreeResult } from './decisions/classify-tree.js';
 export type { RateInput, RateResult } from './decisions/rate.js';
+export type { AnswerInput, AnswerOutput, AnswerResult } from './decisions/answer.js';
+export type { EntitiesInput, EntitiesResult, Entity } from './decisions/entities.js';
+export type { VerifyInput, VerifyResult } from './decisions/verify.js';
 export type { EngineStats } from './engine/engine.js';
 
 export interface CallOptions {
@@ -38,12 +44,18 @@ export interface DecisionMachine {
   classify: Call<ClassifyInput, List<ClassifyResult>>;
   classifyTree: Call<ClassifyTreeInput, List<ClassifyTreeResult>>;
   rate: Call<RateInput, List<RateResult>>;
+  answer: Call<AnswerInput, AnswerOutput>;
+  entities: Call<EntitiesInput, List<EntitiesResult>>;
+  verify: Call<VerifyInput, List<VerifyResult>>;
   /** The same calls, returning the body with what it is billed for (inputChars, inputTokens). */
   billed: {
     yesNo: Call<YesNoInput, Billed<YesNoOutput>>;
     classify: Call<ClassifyInput, Billed<List<ClassifyResult>>>;
     classifyTree: Call<ClassifyTreeInput, Billed<List<ClassifyTreeResult>>>;
     rate: Call<RateInput, Billed<List<RateResult>>>;
+    answer: Call<AnswerInput, Billed<AnswerOutput>>;
+    entities: Call<EntitiesInput, Billed<List<EntitiesResult>>>;
+    verify: Call<VerifyInput, Billed<List<VerifyResult>>>;
   };
   stats(): EngineStats;
   /** Waits for calls in flight, then frees the model. */
@@ -64,7 +76,18 @@ export async function open(overrides: Partial<Config> = {}): Promise<DecisionMac
     classify: body(s.classify),
     classifyTree: body(s.classifyTree),
     rate: body(s.rate),
-    billed: { yesNo: billed(s.yesNo), classify: billed(s.classify), classifyTree: billed(s.classifyTree), rate: billed(s.rate) },
+    answer: body(s.answer),
+    entities: body(s.entities),
+    verify: body(s.verify),
+    billed: {
+      yesNo: billed(s.yesNo),
+      classify: billed(s.classify),
+      classifyTree: billed(s.classifyTree),
+      rate: billed(s.rate),
+      answer: billed(s.answer),
+      entities: billed(s.entities),
+      verify: billed(s.verify),
+    },
     stats: () => s.engine.stats(),
     close: () => s.engine.close(),
   };

@@ -6,6 +6,9 @@ import { YesNo } from './decisions/yes-no.js';
 import { Classify } from './decisions/classify.js';
 import { ClassifyTree } from './decisions/classify-tree.js';
 import { Rate } from './decisions/rate.js';
+import { Answer } from './decisions/answer.js';
+import { Entities } from './decisions/entities.js';
+import { Verify } from './decisions/verify.js';
 import { resolveModel } from './models/store.js';
 import type { Service } from './http/routes.js';
 
@@ -32,5 +35,8 @@ export function decisions(engine: Engine): Service {
     classify,
     classifyTree: new ClassifyTree(engine, classify),
     rate: new Rate(engine),
+    answer: new Answer(engine),
+    entities: new Entities(engine),
+    verify: new Verify(engine),
   };
 }

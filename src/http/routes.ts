@@ -5,11 +5,17 @@ import type { YesNo } from '../decisions/yes-no.js';
 import type { Classify } from '../decisions/classify.js';
 import type { ClassifyTree } from '../decisions/classify-tree.js';
 import type { Rate } from '../decisions/rate.js';
+import type { Answer } from '../decisions/answer.js';
+import type { Entities } from '../decisions/entities.js';
+import type { Verify } from '../decisions/verify.js';
 import { compile, type Validator } from '../api/validate.js';
 import { YesNoRequest } from '../api/yes-no.js';
 import { ClassifyRequest } from '../api/classify.js';
 import { ClassifyTreeRequest, MAX_TREE_DEPTH, treeDepth } from '../api/classify-tree.js';
 import { RateRequest } from '../api/rate.js';
+import { AnswerRequest } from '../api/answer.js';
+import { EntitiesRequest } from '../api/entities.js';
+import { VerifyRequest } from '../api/verify.js';
 import { ServiceError } from '../errors.js';
 import type { ApiRequest, Route } from './types.js';
 
@@ -21,6 +27,9 @@ export interface Service {
   classify: Classify;
   classifyTree: ClassifyTree;
   rate: Rate;
+  answer: Answer;
+  entities: Entities;
+  verify: Verify;
 }
 
 const CAPABILITIES = '/v1/decision-machine-1';
@@ -37,6 +46,9 @@ export function routes(service: Service): Route[] {
       return service.classifyTree.run(body, signal);
     }),
     decision(`${CAPABILITIES}/rate`, compile(RateRequest), (body, signal) => service.rate.run(body, signal)),
+    decision(`${CAPABILITIES}/answer`, compile(AnswerRequest), (body, signal) => service.answer.run(body, signal)),
+    decision(`${CAPABILITIES}/entities`, compile(EntitiesRequest), (body, signal) => service.entities.run(body, signal)),
+    decision(`${CAPABILITIES}/verify`, compile(VerifyRequest), (body, signal) => service.verify.run(body, signal)),
   ];
 }
 
@@ -46,7 +58,7 @@ function describe(service: Service) {
     version: service.version,
     model: 'decision-machine-1',
     engine: { model: service.engine.info.description, slots: service.engine.stats().slots },
-    endpoints: ['yes-no', 'classify', 'classify-tree', 'rate'].map((c) => `${CAPABILITIES}/${c}`),
+    endpoints: ['yes-no', 'classify', 'classify-tree', 'rate', 'answer', 'entities', 'verify'].map((c) => `${CAPABILITIES}/${c}`),
   };
 }
 

@@ -1,0 +1,26 @@
+import { Type } from '@sinclair/typebox';
+import { MAX_ITEMS, Probability, TextFields } from './common.js';
+
+const Question = Type.String({ minLength: 1 });
+
+export const AnswerRequest = Type.Object(
+  {
+    ...TextFields,
+    question: Type.Optional(Question),
+    questions: Type.Optional(Type.Array(Question, { minItems: 1, maxItems: MAX_ITEMS, description: 'answered with one shared prefill' })),
+  },
+  { $id: 'AnswerRequest', additionalProperties: false },
+);
+
+const Offset = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]);
+
+export const AnswerResult = Type.Object(
+  {
+    question: Type.String(),
+    answer: Type.Union([Type.String(), Type.Null()], { description: 'a span of the text; null when nothing fits' }),
+    probability: Probability,
+    start: Offset,
+    end: Offset,
+  },
+  { $id: 'AnswerResult' },
+);

@@ -1,0 +1,89 @@
+// entities: spans of the text for each requested type. One branch per type copies a list of
+// spans ("a | b | c") with the span kernel; "None" competes with the first span.
+import type { SpanResult } from '../binding.js';
+import type { Engine } from '../engine/engine.js';
+import { charsOf, type Billed } from './billing.js';
+import { labelChars, labelsOf, type Label } from './labels.js';
+import { Prompt } from './prompt.js';
+import { Source } from './source.js';
+import { shaped, textsOf, type TextInput } from './texts.js';
+
+export interface EntitiesInput extends TextInput {
+  types: string[] | Record<string, string>;
+}
+
+export interface Entity {
+  type: string;
+  text: string;
+  probability: number;
+  start: number;
+  end: number;
+}
+
+export interface EntitiesResult {
+  entities: Entity[]; // sorted by start
+}
+
+const SYSTEM =
+  'You find things mentioned in a text. List every one of the requested kind by copying its exact words ' +
+  'from the text, one per line. If the text mentions none, reply None.';
+
+const MAX_PER_TYPE = 16;
+
+export class Entities {
+  private readonly prompt: Prompt;
+  private readonly none: number;
+  private readonly separator: number;
+
+  constructor(private readonly engine: Engine) {
+    this.prompt = new Prompt(engine, SYSTEM);
+    this.none = this.prompt.option('None')[0]!;
+    this.separator = this.prompt.option('\n')[0]!;
+  }
+
+  async run(input: EntitiesInput, signal?: AbortSignal): Promise<Billed<EntitiesResult | { results: EntitiesResult[] }>> {
+    const { texts, list } = textsOf(input);
+    const types = labelsOf(input.types);
+    const sources = texts.map((t) => new Source(this.engine, t));
+    const found = await this.engine.spans(
+      sources.map((source) => ({
+        prefix: this.prompt.prefix(`Text: ${source.text}\n\n`),
+        branches: types.map((t) => this.prompt.branch(`Kind: ${t.name}${t.description ? ` (${t.description})` : ''}`)),
+        source: source.tokens,
+        starts: source.starts,
+        stops: this.engine.stopTokens,
+        separator: this.separator,
+        none: this.none,
+        maxSpanTokens: 16,
+        maxSpans: MAX_PER_TYPE,
+      })),
+      signal,
+    );
+    return {
+      body: shaped(found.map((r, i) => ({ entities: entitiesOf(types, sources[i]!, r) })), list),
+      inputChars: charsOf(input.text, input.texts) + labelChars(types) * texts.length,
+      inputTokens: found.reduce((n, r) => n + r.promptTokens, 0),
+    };
+  }
+}
+
+function entitiesOf(types: Label[], source: Source, r: SpanResult): Entity[] {
+  const out: Entity[] = [];
+  const seen = new Set<string>();
+  types.forEach((type, b) => {
+    const spans = r.spans[b]!;
+    const none = r.noneLogprobs[b]!;
+    if (spans.length === 0 || none > spans[0]!.firstLogprob) return;
+    spans.forEach((s, k) => {
+      const span = source.span(s.start, s.end);
+      if (!span || seen.has(`${type.name}\u0000${span.start}\u0000${span.end}`)) return;
+      seen.add(`${type.name}\u0000${span.start}\u0000${span.end}`);
+      // The first span shares its first step with "None"; later ones follow a separator.
+      const probability = k === 0 ? Math.exp(s.logprob - s.firstLogprob) / (1 + Math.exp(none - s.firstLogprob)) : Math.exp(s.logprob);
+      // A list runs on past what the model believes: keep what it finds more likely than not.
+      if (probability < 0.5) return;
+      out.push({ type: type.name, text: span.text, probability, start: span.start, end: span.end });
+    });
+  });
+  return out.sort((a, b) => a.start - b.start || a.end - b.end);
+}

@@ -1,0 +1,108 @@
+// verify: what the text says for a field (the span kernel copies every value it gives), whether
+// the given value agrees with it (numbers compared as numbers: "2,000 USD" matches 2000), and the
+// model's probability that the text states this value for the field.
+import type { Engine } from '../engine/engine.js';
+import { charsOf, type Billed } from './billing.js';
+import { Prompt } from './prompt.js';
+import { Source } from './source.js';
+import { shaped, textsOf, type TextInput } from './texts.js';
+
+export interface VerifyInput extends TextInput {
+  field: { name: string; description?: string };
+  value: string | number;
+}
+
+export interface VerifyResult {
+  matches: boolean;
+  probability: number;
+  found: string[]; // the raw spans the text gives for the field, whether or not they match
+}
+
+const FIND =
+  'You read a field from a text. Copy every value the text gives for the field, exact words from the text, ' +
+  'separated by " | ". If the text gives no value for it, reply None.';
+const CHECK = 'You check a field value against a text. Reply with one word: Yes or No.';
+
+export class Verify {
+  private readonly find: Prompt;
+  private readonly check: Prompt;
+  private readonly none: number;
+  private readonly separator: number;
+  private readonly yesNo: Int32Array[];
+
+  constructor(private readonly engine: Engine) {
+    this.find = new Prompt(engine, FIND);
+    this.check = new Prompt(engine, CHECK);
+    this.none = this.find.option('None')[0]!;
+    this.separator = this.find.option(' |')[0]!;
+    this.yesNo = ['Yes', 'No'].map((o) => this.check.option(o));
+  }
+
+  async run(input: VerifyInput, signal?: AbortSignal): Promise<Billed<VerifyResult | { results: VerifyResult[] }>> {
+    const { texts, list } = textsOf(input);
+    const field = input.field.description ? `${input.field.name} (${input.field.description})` : input.field.name;
+    const value = String(input.value);
+    const sources = texts.map((t) => new Source(this.engine, t));
+    const [found, checked] = await this.engine.session(
+      (run) =>
+        Promise.all([
+          run.spans(
+            sources.map((source) => ({
+              prefix: this.find.prefix(`Text: ${source.text}\n\n`),
+              branches: [this.find.branch(`Field: ${field}`)],
+              source: source.tokens,
+              starts: source.starts,
+              stops: this.engine.stopTokens,
+              separator: this.separator,
+              none: this.none,
+              maxSpanTokens: 24,
+              maxSpans: 4,
+            })),
+          ),
+          run.score(
+            texts.map((text) => ({
+              prefix: this.check.prefix(`Text: ${text}\n\n`),
+              branches: [this.check.branch(`Does the text give "${value}" as the ${field}?`)],
+              options: this.yesNo,
+            })),
+          ),
+        ]),
+      signal,
+    );
+    const results = sources.map((source, i): VerifyResult => {
+      const r = found[i]!;
+      const spans = r.spans[0]!;
+      const given = spans.length > 0 && r.noneLogprobs[0]! <= spans[0]!.firstLogprob;
+      const values = given ? spans.map((s) => source.span(s.start, s.end)?.text).filter((t): t is string => !!t) : [];
+      const lp = checked[i]!.logprobs;
+      const probability = 1 / (1 + Math.exp(lp[1]! - lp[0]!));
+      // What the text gives decides when it gives something; otherwise the model's judgement does.
+      const matches = values.length > 0 ? values.some((v) => agrees(v, input.value)) : probability >= 0.5;
+      return { matches, probability, found: [...new Set(values)] };
+    });
+    return {
+      body: shaped(results, list),
+      inputChars: charsOf(input.text, input.texts) + (charsOf(input.field.name, input.field.description) + value.length) * texts.length,
+      inputTokens: [...found, ...checked].reduce((n, r) => n + r.promptTokens, 0),
+    };
+  }
+}
+
+/** A found span agrees with the value: as numbers when both carry one, else as normalised words. */
+export function agrees(found: string, value: string | number): boolean {
+  const a = numberIn(found);
+  const b = typeof value === 'number' ? value : numberIn(value);
+  if (a !== undefined && b !== undefined) return a === b;
+  const norm = (s: string) => s.toLowerCase().normalize('NFKC').replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  const f = norm(found);
+  const v = norm(String(value));
+  return v !== '' && (f === v || ` ${f} `.includes(` ${v} `));
+}
+
+/** The number a span states: "1,100 GBP" -> 1100, "3.5%" -> 3.5; undefined when it states none or several. */
+export function numberIn(s: string): number | undefined {
+  const matches = s.match(/-?\d[\d,\s]*(?:\.\d+)?/g);
+  if (!matches || matches.length !== 1) return undefined;
+  const n = Number(matches[0]!.replace(/[,\s]/g, ''));
+  return Number.isFinite(n) ? n : undefined;
+}
