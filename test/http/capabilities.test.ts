@@ -85,3 +85,47 @@ t.test('hostile nesting: a deep tree and a 30,000-deep document are clear 400s',
   t.equal(bomb.status, 400);
   t.equal(bomb.json.error.message, 'body: nested deeper than 32 levels');
 });
+
+t.test('answer: a span with exact offsets, or null with probability 0', async (t) => {
+  const text = 'Paris is the capital.';
+  const res = await post(at('answer'), { text, questions: ['What is the capital?', 'Who? [none]'] });
+  t.equal(res.status, 200);
+  const [found, none] = res.json.results;
+  t.equal(found.answer, 'Paris');
+  t.equal(text.slice(found.start, found.end), found.answer);
+  t.equal(found.end - found.start, found.answer.length);
+  t.same(none, { question: 'Who? [none]', answer: null, probability: 0, start: null, end: null });
+  const missing = await post(at('answer'), { text });
+  t.same(missing.json, { error: { code: 'invalid_request', message: 'provide question or questions' } });
+});
+
+t.test('answer: texts x questions nest text-major', async (t) => {
+  const res = await post(at('answer'), { texts: ['a b', 'c d'], questions: ['q1', 'q2'] });
+  t.equal(res.json.results.length, 2);
+  t.equal(res.json.results[1].results[0].answer, 'c');
+});
+
+t.test('entities: typed spans sorted by start, offsets that slice the text', async (t) => {
+  const text = 'Tim went home.';
+  const res = await post(at('entities'), { text, types: { person: 'a human', place: 'a location' } });
+  t.equal(res.status, 200);
+  for (const e of res.json.entities) {
+    t.equal(text.slice(e.start, e.end), e.text);
+    t.ok(['person', 'place'].includes(e.type));
+  }
+  const starts = res.json.entities.map((e: { start: number }) => e.start);
+  t.same(starts, [...starts].sort((a, b) => a - b));
+  const bad = await post(at('entities'), { text, types: [] });
+  t.equal(bad.json.error.message, 'types: Too small: expected array to have >=1 items');
+});
+
+t.test('verify: found spans, a boolean and a probability; field is required', async (t) => {
+  const res = await post(at('verify'), { text: 'Total 2000 USD.', field: { name: 'total' }, value: 2000 });
+  t.equal(res.status, 200);
+  t.same(Object.keys(res.json).sort(), ['found', 'matches', 'probability']);
+  t.ok(Array.isArray(res.json.found));
+  const bad = await post(at('verify'), { text: 'x', value: 1 });
+  t.equal(bad.json.error.message, 'field: Invalid input: expected object, received undefined');
+  const badValue = await post(at('verify'), { text: 'x', field: { name: 'n' }, value: true });
+  t.equal(badValue.json.error.message, 'value: Invalid input: expected string or number, received boolean');
+});

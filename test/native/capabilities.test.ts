@@ -34,3 +34,30 @@ t.test('rate puts clear texts at the ends of the scale', async (t) => {
   t.ok(high!.level >= 3, `high level ${high!.level}`);
   t.ok(high!.score > low!.score);
 });
+
+t.test('answer copies the span from the text, or says null', async (t) => {
+  const text = 'Your flight departs from gate B12 at 14:35.';
+  const out = await s.answer.run({ text, questions: ['Which gate?', 'What is the price of the ticket?'] });
+  const [gate, price] = (out.body as { results: { answer: string | null; start: number | null; end: number | null; probability: number }[] }).results;
+  t.equal(gate!.answer, 'B12');
+  t.equal(text.slice(gate!.start!, gate!.end!), 'B12');
+  t.equal(price!.answer, null);
+  t.equal(price!.probability, 0);
+});
+
+t.test('entities finds typed spans with exact offsets', async (t) => {
+  const text = 'Tim Cook announced that Apple will open a campus in Austin.';
+  const out = await s.entities.run({ text, types: ['person', 'organization', 'city'] });
+  const entities = (out.body as { entities: { type: string; text: string; start: number; end: number }[] }).entities;
+  t.same(entities.map((e) => `${e.type}: ${e.text}`), ['person: Tim Cook', 'organization: Apple', 'city: Austin']);
+  for (const e of entities) t.equal(text.slice(e.start, e.end), e.text);
+});
+
+t.test('verify reads the field and compares numbers as numbers', async (t) => {
+  const text = 'Invoice total: 2,000 USD, due in 30 days.';
+  const right = (await s.verify.run({ text, field: { name: 'invoice total' }, value: 2000 })).body as { matches: boolean; found: string[] };
+  const wrong = (await s.verify.run({ text, field: { name: 'invoice total' }, value: 2500 })).body as { matches: boolean };
+  t.equal(right.matches, true);
+  t.ok(right.found.some((f) => f.includes('2,000')), `found ${JSON.stringify(right.found)}`);
+  t.equal(wrong.matches, false);
+});
