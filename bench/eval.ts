@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { open, type AnswerInput, type ClassifyInput, type ClassifyTreeInput, type DecisionMachine, type EntitiesInput } from '../src/index.js';
-import type { RateInput, VerifyInput, YesNoInput, YesNoResult, AnswerResult, Entity } from '../src/index.js';
+import type { RateInput, VerifyInput, YesNoInput, YesNoResult, AnswerResult, Entity, ExtractInput } from '../src/index.js';
 
 interface Case {
   id: string;
@@ -82,6 +82,16 @@ const JUDGES: Record<string, Judge> = {
         ...[...want].map((w) => ({ got: got.has(w) ? w : '(missing)', want: w, ok: got.has(w) })),
         ...[...got].filter((g) => !want.has(g)).map((g) => ({ got: g, want: '(nothing)', ok: false })),
       ];
+    },
+  },
+  extract: {
+    // Field accuracy: every expected leaf value is one decision (missing fields expect null).
+    call: (dm, req) => dm.extract(req as unknown as ExtractInput),
+    judge: (out, expect) => {
+      const leaves = (o: any, prefix = ''): [string, unknown][] =>
+        Object.entries(o ?? {}).flatMap(([k, v]) => (v && typeof v === 'object' && !Array.isArray(v) ? leaves(v, `${prefix}${k}.`) : [[`${prefix}${k}`, v] as [string, unknown]]));
+      const got = Object.fromEntries(leaves(out.data));
+      return leaves(expect.data).map(([k, want]) => ({ got: `${k}=${JSON.stringify(got[k])}`, want: JSON.stringify(want), ok: JSON.stringify(got[k]) === JSON.stringify(want) }));
     },
   },
   verify: {

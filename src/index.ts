@@ -17,6 +17,7 @@ import type { RateInput, RateResult } from './decisions/rate.js';
 import type { AnswerInput, AnswerOutput } from './decisions/answer.js';
 import type { EntitiesInput, EntitiesResult } from './decisions/entities.js';
 import type { VerifyInput, VerifyResult } from './decisions/verify.js';
+import type { ExtractInput, ExtractResult } from './decisions/extract.js';
 import type { EngineStats } from './engine/engine.js';
 
 export { ServiceError, CancelledError } from './errors.js';
@@ -29,6 +30,7 @@ export type { RateInput, RateResult } from './decisions/rate.js';
 export type { AnswerInput, AnswerOutput, AnswerResult } from './decisions/answer.js';
 export type { EntitiesInput, EntitiesResult, Entity } from './decisions/entities.js';
 export type { VerifyInput, VerifyResult } from './decisions/verify.js';
+export type { ExtractInput, ExtractResult } from './decisions/extract.js';
 export type { EngineStats } from './engine/engine.js';
 
 export interface CallOptions {
@@ -47,6 +49,7 @@ export interface DecisionMachine {
   answer: Call<AnswerInput, AnswerOutput>;
   entities: Call<EntitiesInput, List<EntitiesResult>>;
   verify: Call<VerifyInput, List<VerifyResult>>;
+  extract: Call<ExtractInput, List<ExtractResult>>;
   /** The same calls, returning the body with what it is billed for (inputChars, inputTokens). */
   billed: {
     yesNo: Call<YesNoInput, Billed<YesNoOutput>>;
@@ -56,6 +59,7 @@ export interface DecisionMachine {
     answer: Call<AnswerInput, Billed<AnswerOutput>>;
     entities: Call<EntitiesInput, Billed<List<EntitiesResult>>>;
     verify: Call<VerifyInput, Billed<List<VerifyResult>>>;
+    extract: Call<ExtractInput, Billed<List<ExtractResult>>>;
   };
   stats(): EngineStats;
   /** Waits for calls in flight, then frees the model. */
@@ -79,6 +83,7 @@ export async function open(overrides: Partial<Config> = {}): Promise<DecisionMac
     answer: body(s.answer),
     entities: body(s.entities),
     verify: body(s.verify),
+    extract: body(s.extract),
     billed: {
       yesNo: billed(s.yesNo),
       classify: billed(s.classify),
@@ -87,6 +92,7 @@ export async function open(overrides: Partial<Config> = {}): Promise<DecisionMac
       answer: billed(s.answer),
       entities: billed(s.entities),
       verify: billed(s.verify),
+      extract: billed(s.extract),
     },
     stats: () => s.engine.stats(),
     close: () => s.engine.close(),

@@ -9,6 +9,7 @@ import { Rate } from './decisions/rate.js';
 import { Answer } from './decisions/answer.js';
 import { Entities } from './decisions/entities.js';
 import { Verify } from './decisions/verify.js';
+import { Extract } from './decisions/extract.js';
 import { resolveModel } from './models/store.js';
 import type { Service } from './http/routes.js';
 
@@ -38,5 +39,6 @@ export function decisions(engine: Engine): Service {
     answer: new Answer(engine),
     entities: new Entities(engine),
     verify: new Verify(engine),
+    extract: new Extract(engine),
   };
 }

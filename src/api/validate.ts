@@ -88,7 +88,7 @@ function describe(e: ValueError): string {
     case ValueErrorType.Union:
       return `Invalid input: expected ${unionTypes(s)}, received ${typeName(e.value)}`;
     default: {
-      const expected = (s.type as string | undefined) ?? (s.anyOf ? unionTypes(s) : 'valid value');
+      const expected = (s.type as string | undefined) ?? (s.anyOf ? unionTypes(s) : 'a value');
       return `Invalid input: expected ${expected}, received ${typeName(e.value)}`;
     }
   }

@@ -8,6 +8,7 @@ import type { Rate } from '../decisions/rate.js';
 import type { Answer } from '../decisions/answer.js';
 import type { Entities } from '../decisions/entities.js';
 import type { Verify } from '../decisions/verify.js';
+import type { Extract } from '../decisions/extract.js';
 import { compile, type Validator } from '../api/validate.js';
 import { YesNoRequest } from '../api/yes-no.js';
 import { ClassifyRequest } from '../api/classify.js';
@@ -16,6 +17,7 @@ import { RateRequest } from '../api/rate.js';
 import { AnswerRequest } from '../api/answer.js';
 import { EntitiesRequest } from '../api/entities.js';
 import { VerifyRequest } from '../api/verify.js';
+import { ExtractRequest } from '../api/extract.js';
 import { ServiceError } from '../errors.js';
 import type { ApiRequest, Route } from './types.js';
 
@@ -30,6 +32,7 @@ export interface Service {
   answer: Answer;
   entities: Entities;
   verify: Verify;
+  extract: Extract;
 }
 
 const CAPABILITIES = '/v1/decision-machine-1';
@@ -49,6 +52,9 @@ export function routes(service: Service): Route[] {
     decision(`${CAPABILITIES}/answer`, compile(AnswerRequest), (body, signal) => service.answer.run(body, signal)),
     decision(`${CAPABILITIES}/entities`, compile(EntitiesRequest), (body, signal) => service.entities.run(body, signal)),
     decision(`${CAPABILITIES}/verify`, compile(VerifyRequest), (body, signal) => service.verify.run(body, signal)),
+    decision(`${CAPABILITIES}/extract`, compile(ExtractRequest), (body, signal) =>
+      service.extract.run({ ...body, schema: body.schema as Record<string, unknown> }, signal),
+    ),
   ];
 }
 
@@ -58,7 +64,7 @@ function describe(service: Service) {
     version: service.version,
     model: 'decision-machine-1',
     engine: { model: service.engine.info.description, slots: service.engine.stats().slots },
-    endpoints: ['yes-no', 'classify', 'classify-tree', 'rate', 'answer', 'entities', 'verify'].map((c) => `${CAPABILITIES}/${c}`),
+    endpoints: ['yes-no', 'classify', 'classify-tree', 'rate', 'answer', 'extract', 'entities', 'verify'].map((c) => `${CAPABILITIES}/${c}`),
   };
 }
 

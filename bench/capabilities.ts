@@ -1,0 +1,94 @@
+// Latency of every capability through HTTP on 300-character texts that differ from run to run
+// (so only instructions are cached), classify with 2 vs 20 labels, a 20,000- vs a 1,000-character
+// text, and a batch of texts against single calls. Prints a table, writes bench/results/capabilities.json.
+//
+//   node dist/bench/capabilities.js [--runs 8]
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config.js';
+import { openService } from '../src/service.js';
+import { routes } from '../src/http/routes.js';
+import { serve } from '../src/http/uws.js';
+import { createLogger } from '../src/log.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '8' }, batch: { type: 'string', default: '8' } } });
+const runs = Number(values.runs);
+
+const config = loadConfig(process.env, { port: 0, logLevel: 'silent' });
+const service = await openService(config);
+const server = await serve(routes(service), { ...config, log: createLogger('silent') });
+const base = `http://127.0.0.1:${server.port}/v1/decision-machine-1`;
+
+const NAMES = ['Maria Lopez', 'Jon Berg', 'Aiko Tanaka', 'Omar Haddad', 'Lena Fischer', 'Raj Patel', 'Eva Novak', 'Tom Reed'];
+const CITIES = ['Lisbon', 'Oslo', 'Osaka', 'Cairo', 'Munich', 'Pune', 'Prague', 'Leeds'];
+function text(i: number, length = 300): string {
+  const n = NAMES[i % NAMES.length]!;
+  const c = CITIES[i % CITIES.length]!;
+  const s = `Ticket ${4000 + i}: ${n} from ${c} reports that the invoice of ${100 + i * 7} EUR was charged twice on day ${(i % 27) + 1}. She asks for a refund within ${5 + (i % 9)} days and says the support line never answered. The account was opened in ${2010 + (i % 12)}. `;
+  return s.repeat(Math.ceil(length / s.length)).slice(0, length);
+}
+
+async function call(capability: string, body: unknown): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(`${base}/${capability}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`${capability}: status ${res.status}`);
+  return performance.now() - started;
+}
+
+const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+async function measure(capability: string, body: (i: number) => unknown, n = runs): Promise<number> {
+  await call(capability, body(10_000)); // the slot learns the instructions
+  await call(capability, body(10_001)); // both slots
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) ms.push(await call(capability, body(i)));
+  return p50(ms);
+}
+
+const labels = (n: number) => ['billing', 'refund request', 'technical problem', 'account access', 'sales inquiry', 'complaint', 'praise', 'shipping', 'cancellation', 'security', 'privacy', 'feature request', 'bug report', 'how-to question', 'partnership', 'press', 'job application', 'spam', 'legal', 'other'].slice(0, n);
+const scale = ['not urgent', 'low', 'medium', 'high', 'critical'];
+const table: Record<string, number> = {};
+table['yes-no (1 statement)'] = await measure('yes-no', (i) => ({ text: text(i), statement: 'The customer wants money back.' }));
+table['classify (5 labels)'] = await measure('classify', (i) => ({ text: text(i), labels: labels(5) }));
+table['classify (2 labels)'] = await measure('classify', (i) => ({ text: text(i), labels: labels(2) }));
+table['classify (20 labels)'] = await measure('classify', (i) => ({ text: text(i), labels: labels(20) }));
+table['rate (5 levels)'] = await measure('rate', (i) => ({ text: text(i), scale }));
+table['answer (1 question)'] = await measure('answer', (i) => ({ text: text(i), question: 'Where is the customer from?' }));
+table['entities (3 types)'] = await measure('entities', (i) => ({ text: text(i), types: ['person', 'city', 'amount of money'] }));
+table['verify'] = await measure('verify', (i) => ({ text: text(i), field: { name: 'invoice amount' }, value: 100 + i * 7 }));
+table['answer, 1,000 characters'] = await measure('answer', (i) => ({ text: text(i, 1000), question: 'Where is the customer from?' }), 3);
+table['answer, 20,000 characters'] = await measure('answer', (i) => ({ text: text(i, 20000), question: 'Where is the customer from?' }), 3);
+
+// Throughput: a batch of texts in one call against the same texts one call at a time.
+const batch = Number(values.batch);
+const texts = Array.from({ length: batch }, (_, i) => text(100 + i));
+let started = performance.now();
+for (const t of texts) await call('classify', { text: t, labels: labels(5) });
+const singleMs = (performance.now() - started) / batch;
+started = performance.now();
+await call('classify', { texts: texts.map((t) => `${t} `), labels: labels(5) });
+const batchMs = (performance.now() - started) / batch;
+
+server.close();
+await service.engine.close();
+
+const report = {
+  model: service.engine.info.description,
+  runs,
+  p50Ms: table,
+  ratios: {
+    classify20To2: table['classify (20 labels)']! / table['classify (2 labels)']!,
+    answer20kTo1k: table['answer, 20,000 characters']! / table['answer, 1,000 characters']!,
+    batchThroughputGain: singleMs / batchMs,
+  },
+  batch: { texts: batch, singleMsPerText: singleMs, batchMsPerText: batchMs },
+};
+console.log(`| capability (${report.model}, 300 characters unless noted) | p50 ms |\n|---|---|`);
+for (const [k, v] of Object.entries(table)) console.log(`| ${k} | ${v.toFixed(0)} |`);
+console.log(`| classify 20 labels / 2 labels | ${report.ratios.classify20To2.toFixed(2)}x |`);
+console.log(`| answer 20,000 / 1,000 characters | ${report.ratios.answer20kTo1k.toFixed(2)}x |`);
+console.log(`| classify, ${batch} texts in one call vs one by one: throughput | ${report.ratios.batchThroughputGain.toFixed(2)}x |`);
+mkdirSync(`${root}bench/results`, { recursive: true });
+writeFileSync(`${root}bench/results/capabilities.json`, `${JSON.stringify(report, null, 2)}\n`);

@@ -1,0 +1,83 @@
+// Reads an extract JSON Schema into the fields to fill. Only what can be enforced is accepted;
+// any other keyword is refused with a 400 that names it and where it is.
+import { ServiceError } from '../errors.js';
+
+export type FieldKind = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | 'strings' | 'objects';
+
+export interface Field {
+  path: string[]; // property names from the root
+  kind: FieldKind;
+  hint: string; // "name (title: description)" as the prompt shows it
+  options?: string[]; // enum values
+}
+
+export const MAX_FIELDS = 64;
+
+// Annotations are used as hints; `required` and `additionalProperties: false` are satisfied by
+// construction (every declared property is returned, null when the text lacks it, and no other).
+const ANNOTATIONS = new Set(['title', 'description', '$schema', '$id', '$comment', 'examples', 'default', 'required']);
+const STRUCTURE = new Set(['type', 'properties', 'items', 'enum', 'additionalProperties']);
+
+type Schema = Record<string, unknown>;
+
+/** The schema's leaf fields in declaration order; throws invalid_schema / invalid_request. */
+export function fieldsOf(schema: unknown): Field[] {
+  if (!isObject(schema) || schema.type !== 'object' || !isObject(schema.properties) || Object.keys(schema.properties).length === 0) {
+    throw new ServiceError('invalid_schema', 'schema must be an object with properties');
+  }
+  const fields: Field[] = [];
+  walkObject(schema, [], fields);
+  if (fields.length > MAX_FIELDS) throw new ServiceError('invalid_request', `schema: more than ${MAX_FIELDS} fields to fill`);
+  return fields;
+}
+
+function walkObject(schema: Schema, path: string[], out: Field[]): void {
+  checkKeywords(schema, path);
+  if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) {
+    refuse(path, 'additionalProperties', 'only additionalProperties: false can be enforced');
+  }
+  for (const [name, prop] of Object.entries(schema.properties as Schema)) {
+    const at = [...path, name];
+    if (!isObject(prop)) refuse(at, 'type', 'a property must be a schema object');
+    checkKeywords(prop, at);
+    const hint = hintOf(name, prop);
+    if (Array.isArray(prop.enum)) {
+      if (prop.enum.length < 1 || !prop.enum.every((v) => typeof v === 'string' && v !== '')) refuse(at, 'enum', 'enum values must be non-empty strings');
+      out.push({ path: at, kind: 'enum', hint, options: prop.enum as string[] });
+    } else if (prop.type === 'object') {
+      if (!isObject(prop.properties) || Object.keys(prop.properties).length === 0) refuse(at, 'properties', 'a nested object needs properties');
+      walkObject(prop, at, out);
+    } else if (prop.type === 'array') {
+      const items = prop.items;
+      if (!isObject(items)) refuse(at, 'items', 'an array needs an items schema');
+      checkKeywords(items, at, '.items');
+      if (items.type === 'string' && items.enum === undefined) out.push({ path: at, kind: 'strings', hint });
+      else if (items.type === 'object') out.push({ path: at, kind: 'objects', hint });
+      else refuse(at, 'type', 'arrays may hold strings or objects', '.items');
+    } else if (prop.type === 'string' || prop.type === 'number' || prop.type === 'integer' || prop.type === 'boolean') {
+      out.push({ path: at, kind: prop.type, hint });
+    } else {
+      refuse(at, 'type', `type ${JSON.stringify(prop.type)} is not supported (string, number, integer, boolean, enum, array, object)`);
+    }
+  }
+}
+
+function checkKeywords(schema: Schema, path: string[], suffix = ''): void {
+  for (const key of Object.keys(schema)) {
+    if (!ANNOTATIONS.has(key) && !STRUCTURE.has(key)) refuse(path, key, 'this keyword cannot be enforced', suffix);
+  }
+}
+
+function hintOf(name: string, prop: Schema): string {
+  const notes = [prop.title, prop.description].filter((x): x is string => typeof x === 'string' && x !== '');
+  return notes.length > 0 ? `${name} (${notes.join(': ')})` : name;
+}
+
+function refuse(path: string[], keyword: string, why: string, suffix = ''): never {
+  const at = ['schema', ...path.flatMap((p) => ['properties', p])].join('.') + suffix;
+  throw new ServiceError('invalid_schema', `${at}: unsupported keyword "${keyword}": ${why}`);
+}
+
+function isObject(v: unknown): v is Schema {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
