@@ -51,6 +51,7 @@ class Decoder {
   float log_normalizer(const float *logits) const;
 
   int32_t cached() const { return static_cast<int32_t>(cached_.size()); }
+  const Tokens &cached_tokens() const { return cached_; }
   int32_t n_seq() const { return n_seq_; }
   llama_memory_t memory() const { return mem_; }
 

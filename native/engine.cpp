@@ -324,6 +324,7 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
       sj.none = IntOption(o, "none", -1);
       sj.max_span_tokens = std::max(1, IntOption(o, "maxSpanTokens", 32));
       sj.max_spans = std::max(1, IntOption(o, "maxSpans", 1));
+      if (o.Get("minListLogprob").IsNumber()) sj.min_list_logprob = o.Get("minListLogprob").As<Napi::Number>().FloatValue();
       if (sj.stops.empty()) throw Napi::TypeError::New(env, "job.stops must hold at least one token");
       job = std::move(sj);
     } else {

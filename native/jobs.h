@@ -35,6 +35,7 @@ struct SpanJob {
   llama_token none = -1;         // first token of the "nothing fits" answer
   int32_t max_span_tokens = 32;
   int32_t max_spans = 1;
+  float min_list_logprob = -1e30f;  // a later span of a list less likely than this ends the list
 };
 
 struct Span {

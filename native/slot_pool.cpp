@@ -1,5 +1,6 @@
 #include "slot_pool.h"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 
@@ -11,6 +12,8 @@ struct SlotPool::Slot {
   std::unique_ptr<Decoder> decoder;
   std::thread thread;
   uint64_t job_id = 0;                       // 0 when idle; guarded by mu_
+  int32_t reserved = 0;                      // queued jobs meant for this slot; guarded by mu_
+  Tokens cached;                             // copy of the decoder's cached prefix; guarded by mu_
   std::shared_ptr<std::atomic<bool>> abort;  // the running job's flag; guarded by mu_
   std::atomic<bool> *abort_now = nullptr;    // read by llama's abort callback on this thread
 };
@@ -42,7 +45,7 @@ SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, D
     slots_.push_back(std::move(slot));
   }
   counts_.slots = n_slots;
-  for (auto &s : slots_) s->thread = std::thread([this, slot = s.get()] { work(*slot); });
+  for (int32_t i = 0; i < n_slots; ++i) slots_[i]->thread = std::thread([this, i] { work(*slots_[i], i); });
 }
 
 SlotPool::~SlotPool() {
@@ -67,9 +70,20 @@ uint64_t SlotPool::submit(Job &&job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     id = next_id_++;
-    queue_.push_back({id, std::move(job), std::make_shared<std::atomic<bool>>(false)});
+    const Tokens &prefix = std::visit([](const auto &j) -> const Tokens & { return j.prefix; }, job);
+    int32_t best = -1;
+    size_t best_len = 0;
+    for (int32_t i = 0; i < static_cast<int32_t>(slots_.size()); ++i) {
+      const Slot &s = *slots_[i];
+      if (s.job_id != 0 || s.reserved != 0) continue;
+      size_t n = 0;
+      while (n < s.cached.size() && n < prefix.size() && s.cached[n] == prefix[n]) ++n;
+      if (best < 0 || n > best_len) best = i, best_len = n;
+    }
+    if (best >= 0) ++slots_[best]->reserved;
+    queue_.push_back({id, std::move(job), std::make_shared<std::atomic<bool>>(false), best});
   }
-  wake_.notify_one();
+  wake_.notify_all();
   return id;
 }
 
@@ -81,6 +95,7 @@ void SlotPool::cancel(uint64_t id) {
       if (it->id == id) {
         removed = std::move(*it);
         queue_.erase(it);
+        if (removed.slot >= 0) --slots_[removed.slot]->reserved;
         ++counts_.cancelled;
         break;
       }
@@ -103,15 +118,20 @@ PoolStats SlotPool::stats() {
   return s;
 }
 
-void SlotPool::work(Slot &slot) {
+void SlotPool::work(Slot &slot, int32_t index) {
   for (;;) {
     Pending p{0, {}, nullptr};
     {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      auto next = queue_.end();
+      wake_.wait(lock, [&] {
+        next = std::find_if(queue_.begin(), queue_.end(), [&](const Pending &q) { return eligible(q, index); });
+        return stopping_ || next != queue_.end();
+      });
       if (stopping_) return;
-      p = std::move(queue_.front());
-      queue_.pop_front();
+      p = std::move(*next);
+      queue_.erase(next);
+      if (p.slot == index) --slot.reserved;
       slot.job_id = p.id;
       slot.abort = p.abort;
     }
@@ -143,6 +163,7 @@ void SlotPool::work(Slot &slot) {
       std::lock_guard<std::mutex> lock(mu_);
       slot.job_id = 0;
       slot.abort.reset();
+      slot.cached = slot.decoder->cached_tokens();
       if (out.status == JobStatus::ok) ++counts_.completed;
       else if (out.status == JobStatus::cancelled) ++counts_.cancelled;
       else ++counts_.failed;

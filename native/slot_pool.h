@@ -1,5 +1,6 @@
 // A fixed pool of inference slots. Each slot is one native thread with its own llama_context;
-// jobs wait in one FIFO shared by the slots. The pool does no admission control: the caller
+// jobs wait in one FIFO shared by the slots. A job that arrives while slots are idle goes to the
+// idle slot whose prefix cache shares most of its prompt (same text, same instructions). The pool does no admission control: the caller
 // decides how much to submit (the TypeScript engine refuses with 529 when it is full).
 #pragma once
 #include <atomic>
@@ -45,9 +46,11 @@ class SlotPool {
     uint64_t id;
     Job job;
     std::shared_ptr<std::atomic<bool>> abort;
+    int32_t slot = -1;  // the idle slot it was meant for (its cache holds the longest prefix), or -1
   };
   struct Slot;
-  void work(Slot &slot);
+  void work(Slot &slot, int32_t index);
+  bool eligible(const Pending &p, int32_t index) const { return p.slot < 0 || p.slot == index; }
 
   Done done_;
   std::mutex mu_;

@@ -61,10 +61,12 @@ class Copier {
       // The closing token belongs to the span's probability; the earliest occurrence wins.
       const int32_t last = *std::min_element(w.active.begin(), w.active.end());
       spans.push_back({last - w.span_len + 1, last + 1, w.span_lp + lp(best), w.first_lp});
+      // Past the first span, a list that turns unlikely is over: what follows would be dropped.
+      const bool unlikely = spans.size() > 1 && spans.back().logprob < job_.min_list_logprob;
       w.span_len = 0;
       w.span_lp = 0;
       w.active.clear();
-      w.done = stop;
+      w.done = stop || unlikely;
       w.next = best;
       return;
     }

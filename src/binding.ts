@@ -45,6 +45,8 @@ export interface SpanJob {
   none?: number;
   maxSpanTokens?: number;
   maxSpans?: number;
+  /** A later span of a list whose log-probability is below this ends the list. */
+  minListLogprob?: number;
 }
 
 interface JobStats {

@@ -4,7 +4,7 @@
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
-import { argmax, confidence, logSumExp, normalise } from './distribution.js';
+import { argmax, confidence, normalise } from './distribution.js';
 import { labelChars, labelList, labelsOf, type Label } from './labels.js';
 import { Prompt } from './prompt.js';
 import { shaped, textsOf, type TextInput } from './texts.js';
@@ -20,12 +20,6 @@ export interface ClassifyResult {
   scores: Record<string, number>; // one probability per label, summing to 1
 }
 
-/** The label as given and with its first letter capitalised, when that differs. */
-function spellings(name: string): string[] {
-  const capital = name.charAt(0).toUpperCase() + name.slice(1);
-  return capital === name ? [name] : [name, capital];
-}
-
 const SYSTEM =
   'You are a careful text classifier. Read the text, then choose the label whose meaning fits it best. ' +
   'Reply with the label exactly as written, nothing else.';
@@ -37,25 +31,17 @@ export class Classify {
     this.prompt = new Prompt(engine, SYSTEM);
   }
 
-  /** The job that scores every spelling of every label for one text. */
+  /** The job that scores every label for one text. */
   job(text: string, labels: Label[]): ScoreJob {
     return {
       prefix: this.prompt.prefix(`Text: ${text}\n\n`),
       branches: [this.prompt.branch(`Labels:\n${labelList(labels)}\n\nWhich label fits the text best? Answer with the label only.`)],
-      options: labels.flatMap((l) => spellings(l.name).map((s) => this.prompt.option(s))),
+      options: labels.map((l) => this.prompt.option(l.name)),
     };
   }
 
   decide(labels: Label[], scored: ScoreResult): ClassifyResult {
-    // A label's likelihood is the sum over its spellings (the model may capitalise it).
-    const perLabel: number[] = [];
-    let o = 0;
-    for (const l of labels) {
-      const n = spellings(l.name).length;
-      perLabel.push(logSumExp(scored.logprobs, o, n));
-      o += n;
-    }
-    const p = normalise(perLabel);
+    const p = normalise(scored.logprobs);
     const best = argmax(p);
     return {
       label: labels[best]!.name,

@@ -22,11 +22,3 @@ export function argmax(p: number[]): number {
   return best;
 }
 
-/** log(sum(exp(x))) over `n` values starting at `from`. */
-export function logSumExp(x: ArrayLike<number>, from: number, n: number): number {
-  let max = -Infinity;
-  for (let i = 0; i < n; i++) max = Math.max(max, x[from + i]!);
-  let sum = 0;
-  for (let i = 0; i < n; i++) sum += Math.exp(x[from + i]! - max);
-  return max + Math.log(sum);
-}

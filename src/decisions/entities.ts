@@ -29,6 +29,7 @@ const SYSTEM =
   'from the text, one per line. If the text mentions none, reply None.';
 
 const MAX_PER_TYPE = 16;
+const MIN_PROBABILITY = 0.5;
 
 export class Entities {
   private readonly prompt: Prompt;
@@ -56,6 +57,7 @@ export class Entities {
         none: this.none,
         maxSpanTokens: 16,
         maxSpans: MAX_PER_TYPE,
+        minListLogprob: Math.log(MIN_PROBABILITY),
       })),
       signal,
     );
@@ -81,7 +83,7 @@ function entitiesOf(types: Label[], source: Source, r: SpanResult): Entity[] {
       // The first span shares its first step with "None"; later ones follow a separator.
       const probability = k === 0 ? Math.exp(s.logprob - s.firstLogprob) / (1 + Math.exp(none - s.firstLogprob)) : Math.exp(s.logprob);
       // A list runs on past what the model believes: keep what it finds more likely than not.
-      if (probability < 0.5) return;
+      if (probability < MIN_PROBABILITY) return;
       out.push({ type: type.name, text: span.text, probability, start: span.start, end: span.end });
     });
   });

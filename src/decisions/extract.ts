@@ -66,6 +66,7 @@ export class Extract {
               none: this.none,
               maxSpanTokens: 32,
               maxSpans,
+              minListLogprob: Math.log(0.5),
             });
             const scoreJobs: ScoreJob[] = [
               ...(flags.length ? [{ prefix, branches: flags.map((f) => this.prompt.branch(`Yes or no: ${f.hint}?`)), options: this.yesNo }] : []),

@@ -18,24 +18,22 @@ export interface VerifyResult {
   found: string[]; // the raw spans the text gives for the field, whether or not they match
 }
 
-const FIND =
+// One system prompt for both steps, so the check reuses the text the find step left in the slot.
+const SYSTEM =
   'You read a field from a text. Copy every value the text gives for the field, exact words from the text, ' +
-  'separated by " | ". If the text gives no value for it, reply None.';
-const CHECK = 'You check a field value against a text. Reply with one word: Yes or No.';
+  'one per line; if the text gives no value for it, reply None. Asked a yes/no question, reply Yes or No.';
 
 export class Verify {
-  private readonly find: Prompt;
-  private readonly check: Prompt;
+  private readonly prompt: Prompt;
   private readonly none: number;
   private readonly separator: number;
   private readonly yesNo: Int32Array[];
 
   constructor(private readonly engine: Engine) {
-    this.find = new Prompt(engine, FIND);
-    this.check = new Prompt(engine, CHECK);
-    this.none = this.find.option('None')[0]!;
-    this.separator = this.find.option(' |')[0]!;
-    this.yesNo = ['Yes', 'No'].map((o) => this.check.option(o));
+    this.prompt = new Prompt(engine, SYSTEM);
+    this.none = this.prompt.option('None')[0]!;
+    this.separator = this.prompt.option('\n')[0]!;
+    this.yesNo = ['Yes', 'No'].map((o) => this.prompt.option(o));
   }
 
   async run(input: VerifyInput, signal?: AbortSignal): Promise<Billed<VerifyResult | { results: VerifyResult[] }>> {
@@ -43,32 +41,32 @@ export class Verify {
     const field = input.field.description ? `${input.field.name} (${input.field.description})` : input.field.name;
     const value = String(input.value);
     const sources = texts.map((t) => new Source(this.engine, t));
-    const [found, checked] = await this.engine.session(
-      (run) =>
-        Promise.all([
-          run.spans(
-            sources.map((source) => ({
-              prefix: this.find.prefix(`Text: ${source.text}\n\n`),
-              branches: [this.find.branch(`Field: ${field}`)],
-              source: source.tokens,
-              starts: source.starts,
-              stops: this.engine.stopTokens,
-              separator: this.separator,
-              none: this.none,
-              maxSpanTokens: 24,
-              maxSpans: 4,
-            })),
-          ),
-          run.score(
-            texts.map((text) => ({
-              prefix: this.check.prefix(`Text: ${text}\n\n`),
-              branches: [this.check.branch(`Does the text give "${value}" as the ${field}?`)],
-              options: this.yesNo,
-            })),
-          ),
-        ]),
-      signal,
-    );
+    // Find first, then check: the check lands on the slot that holds the text (prefix cache).
+    const [found, checked] = await this.engine.session(async (run) => {
+      const prefixes = sources.map((source) => this.prompt.prefix(`Text: ${source.text}\n\n`));
+      const spans = await run.spans(
+        sources.map((source, i) => ({
+          prefix: prefixes[i]!,
+          branches: [this.prompt.branch(`Field: ${field}`)],
+          source: source.tokens,
+          starts: source.starts,
+          stops: this.engine.stopTokens,
+          separator: this.separator,
+          none: this.none,
+          maxSpanTokens: 24,
+          maxSpans: 4,
+          minListLogprob: Math.log(0.5),
+        })),
+      );
+      const scores = await run.score(
+        prefixes.map((prefix) => ({
+          prefix,
+          branches: [this.prompt.branch(`Yes or no: does the text give "${value}" as the ${field}?`)],
+          options: this.yesNo,
+        })),
+      );
+      return [spans, scores] as const;
+    }, signal);
     const results = sources.map((source, i): VerifyResult => {
       const r = found[i]!;
       const spans = r.spans[0]!;
