@@ -61,8 +61,9 @@ export class Answer {
         const none = r.noneLogprobs[b]!;
         // "None" and the span's first token compete at the first step; the span's probability is
         // its share there times the probability of continuing (and closing) exactly this span.
-        if (!best || !span || none > best.firstLogprob) return { question, answer: null, probability: 0, start: null, end: null };
-        const probability = Math.exp(best.logprob - best.firstLogprob) / (1 + Math.exp(none - best.firstLogprob));
+        // A span the model finds less likely than not is no answer.
+        const probability = !best || !span ? 0 : Math.exp(best.logprob - best.firstLogprob) / (1 + Math.exp(none - best.firstLogprob));
+        if (!span || probability < 0.5) return { question, answer: null, probability: 0, start: null, end: null };
         return { question, answer: span.text, probability, start: span.start, end: span.end };
       }),
     );
