@@ -24,9 +24,3 @@ export const YesNoResult = Type.Object(
   },
   { $id: 'YesNoResult' },
 );
-
-export const YesNoResponse = Type.Union([
-  YesNoResult,
-  Type.Object({ results: Type.Array(YesNoResult) }),
-  Type.Object({ results: Type.Array(Type.Object({ results: Type.Array(YesNoResult) })) }),
-]);

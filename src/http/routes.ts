@@ -1,4 +1,5 @@
-// The HTTP surface as plain routes: (request) -> Promise<reply>. Validation happens here, once.
+// The HTTP surface as plain routes: (request) -> Promise<reply>. Validation happens here, once,
+// with the schemas of src/api/capabilities.ts (which /openapi.json is generated from).
 import type { Engine } from '../engine/engine.js';
 import type { Billed } from '../decisions/billing.js';
 import type { YesNo } from '../decisions/yes-no.js';
@@ -9,16 +10,11 @@ import type { Answer } from '../decisions/answer.js';
 import type { Entities } from '../decisions/entities.js';
 import type { Verify } from '../decisions/verify.js';
 import type { Extract } from '../decisions/extract.js';
-import { compile, type Validator } from '../api/validate.js';
-import { YesNoRequest } from '../api/yes-no.js';
-import { ClassifyRequest } from '../api/classify.js';
-import { ClassifyTreeRequest, MAX_TREE_DEPTH, treeDepth } from '../api/classify-tree.js';
-import { RateRequest } from '../api/rate.js';
-import { AnswerRequest } from '../api/answer.js';
-import { EntitiesRequest } from '../api/entities.js';
-import { VerifyRequest } from '../api/verify.js';
-import { ExtractRequest } from '../api/extract.js';
+import { compile } from '../api/validate.js';
+import { CAPABILITIES, CAPABILITY_PREFIX, MODEL_ID, type Capability } from '../api/capabilities.js';
+import { MAX_TREE_DEPTH, treeDepth } from '../api/classify-tree.js';
 import { ServiceError } from '../errors.js';
+import { openapiDocument } from './openapi.js';
 import type { ApiRequest, Route } from './types.js';
 
 export interface Service {
@@ -35,26 +31,46 @@ export interface Service {
   extract: Extract;
 }
 
-const CAPABILITIES = '/v1/decision-machine-1';
+type Runner = (body: any, signal: AbortSignal) => Promise<Billed<unknown>>;
 
-export function routes(service: Service): Route[] {
-  return [
-    { method: 'get', path: '/', handler: async () => ({ status: 200, body: describe(service) }) },
-    decision(`${CAPABILITIES}/yes-no`, compile(YesNoRequest), (body, signal) => service.yesNo.run(body, signal)),
-    decision(`${CAPABILITIES}/classify`, compile(ClassifyRequest), (body, signal) => service.classify.run(body, signal)),
-    decision(`${CAPABILITIES}/classify-tree`, compile(ClassifyTreeRequest), (body, signal) => {
-      if (treeDepth(body.tree) > MAX_TREE_DEPTH) {
+function runners(s: Service): Record<Capability, Runner> {
+  return {
+    'yes-no': (b, signal) => s.yesNo.run(b, signal),
+    classify: (b, signal) => s.classify.run(b, signal),
+    'classify-tree': (b, signal) => {
+      if (treeDepth(b.tree) > MAX_TREE_DEPTH) {
         throw new ServiceError('invalid_request', `tree: deeper than ${MAX_TREE_DEPTH} levels (each level is one model call)`);
       }
-      return service.classifyTree.run(body, signal);
-    }),
-    decision(`${CAPABILITIES}/rate`, compile(RateRequest), (body, signal) => service.rate.run(body, signal)),
-    decision(`${CAPABILITIES}/answer`, compile(AnswerRequest), (body, signal) => service.answer.run(body, signal)),
-    decision(`${CAPABILITIES}/entities`, compile(EntitiesRequest), (body, signal) => service.entities.run(body, signal)),
-    decision(`${CAPABILITIES}/verify`, compile(VerifyRequest), (body, signal) => service.verify.run(body, signal)),
-    decision(`${CAPABILITIES}/extract`, compile(ExtractRequest), (body, signal) =>
-      service.extract.run({ ...body, schema: body.schema as Record<string, unknown> }, signal),
-    ),
+      return s.classifyTree.run(b, signal);
+    },
+    rate: (b, signal) => s.rate.run(b, signal),
+    answer: (b, signal) => s.answer.run(b, signal),
+    extract: (b, signal) => s.extract.run(b, signal),
+    entities: (b, signal) => s.entities.run(b, signal),
+    verify: (b, signal) => s.verify.run(b, signal),
+  };
+}
+
+// The one model this service lists; `created` is the date the id was first served.
+const MODEL = Object.freeze({ id: MODEL_ID, object: 'model', created: Date.UTC(2026, 10, 22) / 1000, owned_by: 'decision-machine-1' });
+
+export function routes(service: Service): Route[] {
+  const run = runners(service);
+  const openapi = JSON.stringify(openapiDocument(service.version));
+  return [
+    { method: 'get', path: '/', handler: async () => ({ status: 200, body: describe(service) }) },
+    { method: 'get', path: '/openapi.json', handler: async () => ({ status: 200, body: openapi, contentType: 'application/json' }) },
+    { method: 'get', path: '/v1/models', handler: async () => ({ status: 200, body: { object: 'list', data: [MODEL] } }) },
+    {
+      method: 'get',
+      path: '/v1/models/:id',
+      handler: async (req) => {
+        const id = decodeURIComponent(req.path.slice('/v1/models/'.length));
+        if (id !== MODEL_ID) throw new ServiceError('model_not_found', `model ${JSON.stringify(id)} not found; use "${MODEL_ID}"`);
+        return { status: 200, body: MODEL };
+      },
+    },
+    ...(Object.keys(CAPABILITIES) as Capability[]).map((name) => decision(name, run[name])),
   ];
 }
 
@@ -62,17 +78,19 @@ function describe(service: Service) {
   return {
     name: service.name,
     version: service.version,
-    model: 'decision-machine-1',
+    model: MODEL_ID,
     engine: { model: service.engine.info.description, slots: service.engine.stats().slots },
-    endpoints: ['yes-no', 'classify', 'classify-tree', 'rate', 'answer', 'extract', 'entities', 'verify'].map((c) => `${CAPABILITIES}/${c}`),
+    openapi: '/openapi.json',
+    endpoints: Object.keys(CAPABILITIES).map((c) => `${CAPABILITY_PREFIX}/${c}`),
   };
 }
 
 /** A capability endpoint: JSON in, typed result out, input size in x-input-* headers. */
-function decision<T>(path: string, validate: Validator<T>, run: (body: T, signal: AbortSignal) => Promise<Billed<unknown>>): Route {
+function decision(name: Capability, run: Runner): Route {
+  const validate = compile(CAPABILITIES[name].request);
   return {
     method: 'post',
-    path,
+    path: `${CAPABILITY_PREFIX}/${name}`,
     handler: async (req) => {
       const out = await run(validate(parseJson(req)), req.signal);
       return {
