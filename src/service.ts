@@ -10,6 +10,7 @@ import { Answer } from './decisions/answer.js';
 import { Entities } from './decisions/entities.js';
 import { Verify } from './decisions/verify.js';
 import { Extract } from './decisions/extract.js';
+import { Chat } from './decisions/chat.js';
 import { resolveModel } from './models/store.js';
 import type { Service } from './http/routes.js';
 
@@ -28,6 +29,7 @@ export async function openService(config: Config): Promise<Service> {
 /** Every capability over one engine. */
 export function decisions(engine: Engine): Service {
   const classify = new Classify(engine);
+  const extract = new Extract(engine);
   return {
     name: PACKAGE.name,
     version: PACKAGE.version,
@@ -39,6 +41,7 @@ export function decisions(engine: Engine): Service {
     answer: new Answer(engine),
     entities: new Entities(engine),
     verify: new Verify(engine),
-    extract: new Extract(engine),
+    extract,
+    chat: new Chat(engine, classify, extract),
   };
 }

@@ -2,8 +2,8 @@
 // of the text: strings and arrays of strings are copied spans (span kernel), numbers are copied
 // spans read as numbers, booleans and enums are options scored by log-probability. The result is
 // typed by construction: every declared property is present, null when the text does not give it.
-import type { Engine } from '../engine/engine.js';
-import type { SpanJob, ScoreJob } from '../binding.js';
+import type { Engine, Round } from '../engine/engine.js';
+import type { SpanJob, SpanResult, ScoreJob } from '../binding.js';
 import { charsOf, type Billed } from './billing.js';
 import { argmax, normalise } from './distribution.js';
 import { Prompt } from './prompt.js';
@@ -44,76 +44,76 @@ export class Extract {
   async run(input: ExtractInput, signal?: AbortSignal): Promise<Billed<ExtractResult | { results: ExtractResult[] }>> {
     const { texts, list } = textsOf(input);
     const fields = fieldsOf(input.schema);
+    const filled = await this.engine.session((run) => Promise.all(texts.map((text) => this.fill(run, text, fields))), signal);
+    return {
+      body: shaped(
+        filled.map(({ data }) => ({ data })),
+        list,
+      ),
+      inputChars: charsOf(input.text, input.texts) + JSON.stringify(input.schema).length * texts.length,
+      inputTokens: filled.reduce((n, f) => n + f.tokens, 0),
+    };
+  }
+
+  /** Fills `fields` (from fieldsOf) from one text within a session; `tokens` is what the model read. */
+  async fill(run: Round, text: string, fields: Field[]): Promise<{ data: Record<string, unknown>; tokens: number }> {
     const singles = fields.filter((f) => f.kind === 'string' || f.kind === 'number' || f.kind === 'integer');
     const lists = fields.filter((f) => f.kind === 'strings');
     const flags = fields.filter((f) => f.kind === 'boolean');
     const choices = fields.filter((f) => f.kind === 'enum');
-    let tokens = 0;
+    const source = new Source(this.engine, text);
+    const prefix = this.prompt.prefix(`Text: ${text}\n\n`);
+    const spanJob = (of: Field[], maxSpans: number): SpanJob => ({
+      prefix,
+      branches: of.map((f) => this.prompt.branch(`Field: ${f.hint}`)),
+      source: source.tokens,
+      starts: source.starts,
+      stops: this.engine.stopTokens,
+      separator: this.newline,
+      none: this.none,
+      maxSpanTokens: 32,
+      maxSpans,
+      minListLogprob: Math.log(0.5),
+    });
+    const scoreJobs: ScoreJob[] = [
+      ...(flags.length ? [{ prefix, branches: flags.map((f) => this.prompt.branch(`Yes or no: ${f.hint}?`)), options: this.yesNo }] : []),
+      ...choices.map((f) => ({
+        prefix,
+        branches: [this.prompt.branch(`Choose the ${f.hint}: ${f.options!.join(', ')}`)],
+        options: f.options!.map((o) => this.prompt.option(o)),
+      })),
+    ];
+    const spanJobs = [...(singles.length ? [spanJob(singles, 1)] : []), ...(lists.length ? [spanJob(lists, MAX_LIST)] : [])];
+    const [spans, scores] = await Promise.all([
+      spanJobs.length ? run.spans(spanJobs) : Promise.resolve([]),
+      scoreJobs.length ? run.score(scoreJobs) : Promise.resolve([]),
+    ]);
 
-    const results = await this.engine.session(
-      (run) =>
-        Promise.all(
-          texts.map(async (text) => {
-            const source = new Source(this.engine, text);
-            const prefix = this.prompt.prefix(`Text: ${text}\n\n`);
-            const spanJob = (of: Field[], maxSpans: number): SpanJob => ({
-              prefix,
-              branches: of.map((f) => this.prompt.branch(`Field: ${f.hint}`)),
-              source: source.tokens,
-              starts: source.starts,
-              stops: this.engine.stopTokens,
-              separator: this.newline,
-              none: this.none,
-              maxSpanTokens: 32,
-              maxSpans,
-              minListLogprob: Math.log(0.5),
-            });
-            const scoreJobs: ScoreJob[] = [
-              ...(flags.length ? [{ prefix, branches: flags.map((f) => this.prompt.branch(`Yes or no: ${f.hint}?`)), options: this.yesNo }] : []),
-              ...choices.map((f) => ({
-                prefix,
-                branches: [this.prompt.branch(`Choose the ${f.hint}: ${f.options!.join(', ')}`)],
-                options: f.options!.map((o) => this.prompt.option(o)),
-              })),
-            ];
-            const spanJobs = [...(singles.length ? [spanJob(singles, 1)] : []), ...(lists.length ? [spanJob(lists, MAX_LIST)] : [])];
-            const [spans, scores] = await Promise.all([run.spans(spanJobs), scoreJobs.length ? run.score(scoreJobs) : Promise.resolve([])]);
-            tokens += [...spans, ...scores].reduce((n, r) => n + r.promptTokens, 0);
-
-            const data: Record<string, unknown> = {};
-            const values = new Map<Field, unknown>();
-            const copied = (r: (typeof spans)[number], b: number, all: boolean): string[] => {
-              const found = r.spans[b]!;
-              if (found.length === 0 || r.noneLogprobs[b]! > found[0]!.firstLogprob) return [];
-              const kept = all ? found.filter((s, k) => k === 0 || Math.exp(s.logprob) >= 0.5) : found.slice(0, 1);
-              return kept.map((s) => source.span(s.start, s.end)?.text).filter((t): t is string => !!t);
-            };
-            let k = 0;
-            if (singles.length) {
-              const r = spans[k++]!;
-              singles.forEach((f, b) => values.set(f, typed(f, copied(r, b, false)[0])));
-            }
-            if (lists.length) {
-              const r = spans[k++]!;
-              lists.forEach((f, b) => values.set(f, [...new Set(copied(r, b, true))]));
-            }
-            let j = 0;
-            if (flags.length) {
-              const r = scores[j++]!;
-              flags.forEach((f, b) => values.set(f, r.logprobs[b * 2]! >= r.logprobs[b * 2 + 1]!));
-            }
-            for (const f of choices) values.set(f, f.options![argmax(normalise(scores[j++]!.logprobs))]);
-            for (const f of fields) setPath(data, f.path, f.kind === 'objects' ? [] : values.get(f) ?? null);
-            return { data };
-          }),
-        ),
-      signal,
-    );
-    return {
-      body: shaped(results, list),
-      inputChars: charsOf(input.text, input.texts) + JSON.stringify(input.schema).length * texts.length,
-      inputTokens: tokens,
+    const values = new Map<Field, unknown>();
+    const copied = (r: SpanResult, b: number, all: boolean): string[] => {
+      const found = r.spans[b]!;
+      if (found.length === 0 || r.noneLogprobs[b]! > found[0]!.firstLogprob) return [];
+      const kept = all ? found.filter((s, k) => k === 0 || Math.exp(s.logprob) >= 0.5) : found.slice(0, 1);
+      return kept.map((s) => source.span(s.start, s.end)?.text).filter((t): t is string => !!t);
     };
+    let k = 0;
+    if (singles.length) {
+      const r = spans[k++]!;
+      singles.forEach((f, b) => values.set(f, typed(f, copied(r, b, false)[0])));
+    }
+    if (lists.length) {
+      const r = spans[k++]!;
+      lists.forEach((f, b) => values.set(f, [...new Set(copied(r, b, true))]));
+    }
+    let j = 0;
+    if (flags.length) {
+      const r = scores[j++]!;
+      flags.forEach((f, b) => values.set(f, r.logprobs[b * 2]! >= r.logprobs[b * 2 + 1]!));
+    }
+    for (const f of choices) values.set(f, f.options![argmax(normalise(scores[j++]!.logprobs))]);
+    const data: Record<string, unknown> = {};
+    for (const f of fields) setPath(data, f.path, f.kind === 'objects' ? [] : values.get(f) ?? null);
+    return { data, tokens: [...spans, ...scores].reduce((n, r) => n + r.promptTokens, 0) };
   }
 }
 

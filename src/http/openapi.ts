@@ -1,6 +1,7 @@
 // /openapi.json, generated from the same TypeBox schemas the routes validate with.
 import { ErrorBody } from '../api/common.js';
 import { CAPABILITIES, CAPABILITY_PREFIX, Model, ModelList } from '../api/capabilities.js';
+import { ChatCompletionRequest, ChatCompletionResponse } from '../api/chat.js';
 
 type Json = Record<string, unknown>;
 
@@ -32,6 +33,22 @@ export function openapiDocument(version: string): Json {
       },
     };
   }
+  paths['/v1/chat/completions'] = {
+    post: {
+      operationId: 'createChatCompletion',
+      summary: 'Structured extraction (response_format.json_schema) or function calling (tools); plain chat is refused',
+      requestBody: { required: true, content: { 'application/json': { schema: hoist(ChatCompletionRequest) } } },
+      responses: {
+        200: {
+          description: 'one choice; with stream: true, one chat.completion.chunk event then data: [DONE] (text/event-stream)',
+          content: { 'application/json': { schema: hoist(ChatCompletionResponse) }, 'text/event-stream': { schema: { type: 'string' } } },
+        },
+        400: error('invalid_request, invalid_schema or unsupported_request'),
+        404: error('model_not_found'),
+        529: error('overloaded'),
+      },
+    },
+  };
   paths['/v1/models'] = { get: { operationId: 'listModels', responses: { 200: { description: 'the one model', content: { 'application/json': { schema: hoist(ModelList) } } } } } };
   paths['/v1/models/{id}'] = {
     get: {

@@ -10,6 +10,8 @@ import type { Answer } from '../decisions/answer.js';
 import type { Entities } from '../decisions/entities.js';
 import type { Verify } from '../decisions/verify.js';
 import type { Extract } from '../decisions/extract.js';
+import { streamOf, type Chat } from '../decisions/chat.js';
+import { ChatCompletionRequest } from '../api/chat.js';
 import { compile } from '../api/validate.js';
 import { CAPABILITIES, CAPABILITY_PREFIX, MODEL_ID, type Capability } from '../api/capabilities.js';
 import { MAX_TREE_DEPTH, treeDepth } from '../api/classify-tree.js';
@@ -29,6 +31,7 @@ export interface Service {
   entities: Entities;
   verify: Verify;
   extract: Extract;
+  chat: Chat;
 }
 
 type Runner = (body: any, signal: AbortSignal) => Promise<Billed<unknown>>;
@@ -71,7 +74,29 @@ export function routes(service: Service): Route[] {
       },
     },
     ...(Object.keys(CAPABILITIES) as Capability[]).map((name) => decision(name, run[name])),
+    chatCompletions(service.chat),
   ];
+}
+
+/** POST /v1/chat/completions: the model is checked first, then the body, then the mode. */
+function chatCompletions(chat: Chat): Route {
+  const validate = compile(ChatCompletionRequest);
+  return {
+    method: 'post',
+    path: '/v1/chat/completions',
+    handler: async (req) => {
+      const body = parseJson(req);
+      const model = (body as { model?: unknown } | null)?.model;
+      if (typeof model === 'string' && model !== MODEL_ID) {
+        throw new ServiceError('model_not_found', `model ${JSON.stringify(model)} not found; use "${MODEL_ID}"`);
+      }
+      const request = validate(body);
+      const completion = await chat.complete(request, req.signal);
+      const headers = { 'x-input-tokens': String(completion.usage.prompt_tokens) };
+      if (request.stream) return { status: 200, body: streamOf(completion), contentType: 'text/event-stream', headers: { ...headers, 'cache-control': 'no-cache' } };
+      return { status: 200, body: completion, headers };
+    },
+  };
 }
 
 function describe(service: Service) {

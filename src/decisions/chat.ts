@@ -1,0 +1,129 @@
+// The chat-completions facade: structured extraction (response_format.json_schema, via extract)
+// and function calling (the tool chosen by scoring tool names and descriptions as in classify,
+// its arguments filled from the tool's parameters schema as in extract). Plain chat is refused.
+import { randomBytes } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
+import type { ChatCompletionRequest, ChatMessage } from '../api/chat.js';
+import { MODEL_ID } from '../api/capabilities.js';
+import type { Engine } from '../engine/engine.js';
+import { ServiceError } from '../errors.js';
+import type { Classify } from './classify.js';
+import type { Extract } from './extract.js';
+import { fieldsOf } from './schema-fields.js';
+
+export type ChatRequest = Static<typeof ChatCompletionRequest>;
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: {
+    index: number;
+    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[] };
+    finish_reason: 'stop' | 'tool_calls';
+  }[];
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+}
+
+export const UNSUPPORTED =
+  'decision-machine-1 makes decisions and does not chat: send response_format.json_schema for structured ' +
+  'extraction, tools for function calling, or use the capability endpoints under /v1/decision-machine-1/';
+
+export class Chat {
+  constructor(
+    private readonly engine: Engine,
+    private readonly classify: Classify,
+    private readonly extract: Extract,
+  ) {}
+
+  async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatCompletion> {
+    const text = userText(request.messages);
+    if (text === '') throw new ServiceError('invalid_request', 'messages: no user message with text');
+    const tools = request.tools ?? [];
+    const choice = request.tool_choice;
+    if (tools.length > 0 && choice !== 'none') return this.callTool(request, text, signal);
+    if (request.response_format?.type === 'json_schema') return this.structured(request.response_format.json_schema.schema, text, signal);
+    throw new ServiceError('unsupported_request', UNSUPPORTED);
+  }
+
+  private async structured(schema: Record<string, unknown>, text: string, signal?: AbortSignal): Promise<ChatCompletion> {
+    const fields = fieldsOf(schema);
+    const { data, tokens } = await this.engine.session((run) => this.extract.fill(run, text, fields), signal);
+    const content = JSON.stringify(data);
+    return this.completion({ role: 'assistant', content }, 'stop', tokens, content);
+  }
+
+  private async callTool(request: ChatRequest, text: string, signal?: AbortSignal): Promise<ChatCompletion> {
+    const tools = request.tools!;
+    const choice = request.tool_choice;
+    const named = typeof choice === 'object' ? choice.function.name : undefined;
+    if (named !== undefined && !tools.some((t) => t.function.name === named)) {
+      throw new ServiceError('invalid_request', `tool_choice.function.name: no tool named ${JSON.stringify(named)} in tools`);
+    }
+    // Schemas are checked before any inference, so a bad one costs nothing.
+    const fieldsFor = (t: (typeof tools)[number]) => {
+      const p = t.function.parameters;
+      return p && typeof p.properties === 'object' && p.properties !== null && Object.keys(p.properties).length > 0 ? fieldsOf(p) : [];
+    };
+    const fields = new Map(tools.map((t) => [t.function.name, fieldsFor(t)]));
+
+    const { name, args, tokens } = await this.engine.session(async (run) => {
+      let name = named ?? tools[0]!.function.name;
+      let tokens = 0;
+      // 'auto' and 'required' both pick the best tool: this service decides, it does not chat.
+      if (named === undefined && tools.length > 1) {
+        const labels = tools.map((t) => (t.function.description ? { name: t.function.name, description: t.function.description } : { name: t.function.name }));
+        const [scored] = await run.score([this.classify.job(text, labels)]);
+        name = this.classify.decide(labels, scored!).label;
+        tokens += scored!.promptTokens;
+      }
+      const wanted = fields.get(name)!;
+      if (wanted.length === 0) return { name, args: {}, tokens };
+      const filled = await this.extract.fill(run, text, wanted);
+      return { name, args: filled.data, tokens: tokens + filled.tokens };
+    }, signal);
+
+    const call: ToolCall = { id: `call_${randomBytes(12).toString('hex')}`, type: 'function', function: { name, arguments: JSON.stringify(args) } };
+    return this.completion({ role: 'assistant', content: null, tool_calls: [call] }, 'tool_calls', tokens, `${name}${call.function.arguments}`);
+  }
+
+  private completion(message: ChatCompletion['choices'][number]['message'], finish: 'stop' | 'tool_calls', promptTokens: number, output: string): ChatCompletion {
+    const completionTokens = this.engine.tokenize(output).length;
+    return {
+      id: `chatcmpl-${randomBytes(12).toString('hex')}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: MODEL_ID,
+      choices: [{ index: 0, message, finish_reason: finish }],
+      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    };
+  }
+}
+
+/** Only user messages are read: string content as is, text parts joined by newlines, turns by blank lines. */
+export function userText(messages: Static<typeof ChatMessage>[]): string {
+  return messages
+    .filter((m) => m.role === 'user')
+    .map((m) => (typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.filter((p) => typeof p.text === 'string').map((p) => p.text).join('\n') : ''))
+    .filter((t) => t.trim() !== '')
+    .join('\n\n');
+}
+
+/** The same completion as server-sent events: one chunk, then [DONE]. */
+export function streamOf(c: ChatCompletion): string {
+  const choice = c.choices[0]!;
+  const delta = {
+    role: 'assistant',
+    content: choice.message.content,
+    ...(choice.message.tool_calls ? { tool_calls: choice.message.tool_calls.map((t, index) => ({ index, ...t })) } : {}),
+  };
+  const chunk = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model, choices: [{ index: 0, delta, finish_reason: choice.finish_reason }] };
+  return `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`;
+}
