@@ -312,12 +312,14 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
       sj.prefix = std::move(prefix);
       sj.branches = std::move(branches);
       sj.source = TokenArray(env, o.Get("source"), "source");
-      if (o.Get("starts").IsTypedArray()) {
-        Napi::Int32Array starts = o.Get("starts").As<Napi::Int32Array>();
-        sj.starts = ToTokens(starts);
-        const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model_));
-        for (llama_token &t : sj.starts)
-          if (t >= n_vocab) t = -1;
+      if (o.Get("startTokens").IsTypedArray() || o.Get("startPositions").IsTypedArray()) {
+        sj.start_tokens = TokenArray(env, o.Get("startTokens"), "startTokens");
+        Napi::Value positions = o.Get("startPositions");
+        if (!positions.IsTypedArray() || positions.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
+          throw Napi::TypeError::New(env, "job.startPositions must be an Int32Array");
+        sj.start_positions = ToTokens(positions.As<Napi::Int32Array>());
+        if (sj.start_tokens.size() != sj.start_positions.size())
+          throw Napi::TypeError::New(env, "job.startTokens and job.startPositions must have the same length");
       }
       sj.stops = TokenArray(env, o.Get("stops"), "stops");
       sj.separator = IntOption(o, "separator", -1);

@@ -28,8 +28,8 @@ struct SpanJob {
   Tokens prefix;
   std::vector<Tokens> branches;  // >= 1, each non-empty
   Tokens source;                 // the text, tokenized alone; spans are runs of these tokens
-  Tokens starts;                 // per source position, another token that may start a span there
-                                 // (" London" in the text, "London" as the answer's first word), or -1
+  Tokens start_tokens;           // other tokens that may start a span at start_positions[i]
+  std::vector<int32_t> start_positions;  // (" London" in the text, "London" as the answer's first word)
   Tokens stops;                  // end of the answer (end-of-turn, end-of-generation)
   llama_token separator = -1;    // between spans of a list; -1 for a single span
   llama_token none = -1;         // first token of the "nothing fits" answer

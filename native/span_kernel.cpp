@@ -21,12 +21,15 @@ struct Walk {
 class Copier {
  public:
   Copier(Decoder &d, const SpanJob &job, SpanResult &out) : d_(d), job_(job), out_(out) {
-    for (int32_t i = 0; i < static_cast<int32_t>(job.source.size()); ++i) {
-      starts_[job.source[i]].push_back(i);
-      if (i < static_cast<int32_t>(job.starts.size()) && job.starts[i] >= 0 && job.starts[i] != job.source[i])
-        starts_[job.starts[i]].push_back(i);
+    for (int32_t i = 0; i < static_cast<int32_t>(job.source.size()); ++i) starts_[job.source[i]].push_back(i);
+    for (size_t k = 0; k < job.start_tokens.size() && k < job.start_positions.size(); ++k) {
+      const int32_t at = job.start_positions[k];
+      if (at >= 0 && at < static_cast<int32_t>(job.source.size())) starts_[job.start_tokens[k]].push_back(at);
     }
-    for (auto &entry : starts_) std::sort(entry.second.begin(), entry.second.end());
+    for (auto &entry : starts_) {
+      std::sort(entry.second.begin(), entry.second.end());
+      entry.second.erase(std::unique(entry.second.begin(), entry.second.end()), entry.second.end());
+    }
   }
 
   // Chooses the next token of branch b's answer from `logits` (valid only during this call).

@@ -38,8 +38,9 @@ export interface SpanJob {
   prefix: Int32Array;
   branches: Int32Array[];
   source: Int32Array;
-  /** Per source position, another token that may start a span there (the word without its leading space), or -1. */
-  starts?: Int32Array;
+  /** Other tokens that may start a span at startPositions[i] (the word without its space, capitalised...). */
+  startTokens?: Int32Array;
+  startPositions?: Int32Array;
   stops: Int32Array;
   separator?: number;
   none?: number;

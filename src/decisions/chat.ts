@@ -8,7 +8,7 @@ import { MODEL_ID } from '../api/capabilities.js';
 import type { Engine } from '../engine/engine.js';
 import { ServiceError } from '../errors.js';
 import type { Classify } from './classify.js';
-import type { Extract } from './extract.js';
+import { Extract, type ExtractWording } from './extract.js';
 import { fieldsOf } from './schema-fields.js';
 
 export type ChatRequest = Static<typeof ChatCompletionRequest>;
@@ -36,12 +36,27 @@ export const UNSUPPORTED =
   'decision-machine-1 makes decisions and does not chat: send response_format.json_schema for structured ' +
   'extraction, tools for function calling, or use the capability endpoints under /v1/decision-machine-1/';
 
+// Tool arguments come from a request, not a document: the model reads them as such.
+export const TOOL_ARGUMENTS: ExtractWording = {
+  system:
+    'You fill in the arguments of a function call from a user request. For an argument, copy its value from ' +
+    'the request, the exact words; reply None only if the request does not say it. For a list, copy every ' +
+    'value, one per line. For a yes/no argument reply Yes or No. For a choice, reply with one of the options.',
+  text: 'Request',
+  field: 'Argument',
+  requiredFilled: true, // a call needs its required arguments: the best span, even when doubtful
+};
+
 export class Chat {
+  private readonly toolArguments: Extract;
+
   constructor(
     private readonly engine: Engine,
     private readonly classify: Classify,
     private readonly extract: Extract,
-  ) {}
+  ) {
+    this.toolArguments = new Extract(engine, TOOL_ARGUMENTS);
+  }
 
   async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatCompletion> {
     const text = userText(request.messages);
@@ -86,7 +101,7 @@ export class Chat {
       }
       const wanted = fields.get(name)!;
       if (wanted.length === 0) return { name, args: {}, tokens };
-      const filled = await this.extract.fill(run, text, wanted);
+      const filled = await this.toolArguments.fill(run, text, wanted);
       return { name, args: filled.data, tokens: tokens + filled.tokens };
     }, signal);
 

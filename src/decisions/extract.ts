@@ -20,11 +20,23 @@ export interface ExtractResult {
   data: Record<string, unknown>;
 }
 
-// One system prompt for every kind of field, so all of a text's jobs share one cached prefix.
-const SYSTEM =
-  'You read fields from a text. For a field, copy its exact value from the text, or reply None if the text ' +
-  'does not give it; for a list, copy every value, one per line. For a yes/no question reply Yes or No. ' +
-  'For a choice, reply with one of the options.';
+/** How the prompt names things (one system prompt for every kind of field, so all of a text's jobs share one cached prefix) and what None means. */
+export interface ExtractWording {
+  system: string;
+  text: string; // label before the text
+  field: string; // label before a field's name
+  requiredFilled: boolean; // a required field takes its best span even when "None" is likelier
+}
+
+export const DOCUMENT_FIELDS: ExtractWording = {
+  system:
+    'You read fields from a text. For a field, copy its exact value from the text, or reply None if the text ' +
+    'does not give it; for a list, copy every value, one per line. For a yes/no question reply Yes or No. ' +
+    'For a choice, reply with one of the options.',
+  text: 'Text',
+  field: 'Field',
+  requiredFilled: false, // a document may lack a required field: it comes back null
+};
 
 const MAX_LIST = 16;
 
@@ -34,8 +46,11 @@ export class Extract {
   private readonly newline: number;
   private readonly yesNo: Int32Array[];
 
-  constructor(private readonly engine: Engine) {
-    this.prompt = new Prompt(engine, SYSTEM);
+  constructor(
+    private readonly engine: Engine,
+    private readonly wording: ExtractWording = DOCUMENT_FIELDS,
+  ) {
+    this.prompt = new Prompt(engine, wording.system);
     this.none = this.prompt.option('None')[0]!;
     this.newline = this.prompt.option('\n')[0]!;
     this.yesNo = ['Yes', 'No'].map((o) => this.prompt.option(o));
@@ -62,12 +77,13 @@ export class Extract {
     const flags = fields.filter((f) => f.kind === 'boolean');
     const choices = fields.filter((f) => f.kind === 'enum');
     const source = new Source(this.engine, text);
-    const prefix = this.prompt.prefix(`Text: ${text}\n\n`);
+    const prefix = this.prompt.prefix(`${this.wording.text}: ${text}\n\n`);
     const spanJob = (of: Field[], maxSpans: number): SpanJob => ({
       prefix,
-      branches: of.map((f) => this.prompt.branch(`Field: ${f.hint}`)),
+      branches: of.map((f) => this.prompt.branch(`${this.wording.field}: ${f.hint}`)),
       source: source.tokens,
-      starts: source.starts,
+      startTokens: source.startTokens,
+      startPositions: source.startPositions,
       stops: this.engine.stopTokens,
       separator: this.newline,
       none: this.none,
@@ -90,20 +106,21 @@ export class Extract {
     ]);
 
     const values = new Map<Field, unknown>();
-    const copied = (r: SpanResult, b: number, all: boolean): string[] => {
+    const copied = (r: SpanResult, b: number, field: Field, all: boolean): string[] => {
       const found = r.spans[b]!;
-      if (found.length === 0 || r.noneLogprobs[b]! > found[0]!.firstLogprob) return [];
+      const noneWins = r.noneLogprobs[b]! > (found[0]?.firstLogprob ?? -Infinity);
+      if (found.length === 0 || (noneWins && !(field.required && this.wording.requiredFilled))) return [];
       const kept = all ? found.filter((s, k) => k === 0 || Math.exp(s.logprob) >= 0.5) : found.slice(0, 1);
       return kept.map((s) => source.span(s.start, s.end)?.text).filter((t): t is string => !!t);
     };
     let k = 0;
     if (singles.length) {
       const r = spans[k++]!;
-      singles.forEach((f, b) => values.set(f, typed(f, copied(r, b, false)[0])));
+      singles.forEach((f, b) => values.set(f, typed(f, copied(r, b, f, false)[0])));
     }
     if (lists.length) {
       const r = spans[k++]!;
-      lists.forEach((f, b) => values.set(f, [...new Set(copied(r, b, true))]));
+      lists.forEach((f, b) => values.set(f, [...new Set(copied(r, b, f, true))]));
     }
     let j = 0;
     if (flags.length) {

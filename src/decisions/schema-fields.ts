@@ -9,6 +9,7 @@ export interface Field {
   kind: FieldKind;
   hint: string; // "name (title: description)" as the prompt shows it
   options?: string[]; // enum values
+  required: boolean; // listed in its object's `required`
 }
 
 export const MAX_FIELDS = 64;
@@ -36,14 +37,16 @@ function walkObject(schema: Schema, path: string[], out: Field[]): void {
   if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) {
     refuse(path, 'additionalProperties', 'only additionalProperties: false can be enforced');
   }
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
   for (const [name, prop] of Object.entries(schema.properties as Schema)) {
     const at = [...path, name];
+    const must = required.has(name);
     if (!isObject(prop)) refuse(at, 'type', 'a property must be a schema object');
     checkKeywords(prop, at);
     const hint = hintOf(name, prop);
     if (Array.isArray(prop.enum)) {
       if (prop.enum.length < 1 || !prop.enum.every((v) => typeof v === 'string' && v !== '')) refuse(at, 'enum', 'enum values must be non-empty strings');
-      out.push({ path: at, kind: 'enum', hint, options: prop.enum as string[] });
+      out.push({ path: at, kind: 'enum', hint, options: prop.enum as string[], required: must });
     } else if (prop.type === 'object') {
       if (!isObject(prop.properties) || Object.keys(prop.properties).length === 0) refuse(at, 'properties', 'a nested object needs properties');
       walkObject(prop, at, out);
@@ -51,11 +54,11 @@ function walkObject(schema: Schema, path: string[], out: Field[]): void {
       const items = prop.items;
       if (!isObject(items)) refuse(at, 'items', 'an array needs an items schema');
       checkKeywords(items, at, '.items');
-      if (items.type === 'string' && items.enum === undefined) out.push({ path: at, kind: 'strings', hint });
-      else if (items.type === 'object') out.push({ path: at, kind: 'objects', hint });
+      if (items.type === 'string' && items.enum === undefined) out.push({ path: at, kind: 'strings', hint, required: must });
+      else if (items.type === 'object') out.push({ path: at, kind: 'objects', hint, required: must });
       else refuse(at, 'type', 'arrays may hold strings or objects', '.items');
     } else if (prop.type === 'string' || prop.type === 'number' || prop.type === 'integer' || prop.type === 'boolean') {
-      out.push({ path: at, kind: prop.type, hint });
+      out.push({ path: at, kind: prop.type, hint, required: must });
     } else {
       refuse(at, 'type', `type ${JSON.stringify(prop.type)} is not supported (string, number, integer, boolean, enum, array, object)`);
     }

@@ -15,8 +15,9 @@ export interface TextSpan {
 
 export class Source {
   readonly tokens: Int32Array;
-  /** Per token, the same word without its leading space as one token (how an answer begins), or -1. */
-  readonly starts: Int32Array;
+  /** Other tokens that may start a span at the matching position (see constructor). */
+  readonly startTokens: Int32Array;
+  readonly startPositions: Int32Array;
   private readonly offsets: number[]; // UTF-16 offset at the start of each token, plus the end
 
   constructor(
@@ -35,17 +36,27 @@ export class Source {
     if (at !== byteToChar.length - 1) {
       throw new ServiceError('runner_error', 'the model tokenizer does not reproduce the text byte for byte; spans cannot be located');
     }
-    const alias = new Map<number, number>();
-    this.starts = this.tokens.map((token, i) => {
-      let found = alias.get(token);
+    // How an answer may begin a span that the text tokenized otherwise: without or with the
+    // leading space, or capitalised ("Dentist appointment" for "... a dentist appointment").
+    const variants = new Map<number, number[]>();
+    const tokens: number[] = [];
+    const positions: number[] = [];
+    this.tokens.forEach((token, i) => {
+      let found = variants.get(token);
       if (found === undefined) {
-        const piece = text.slice(this.offsets[i], this.offsets[i + 1]);
-        const bare = /^\s+\S/.test(piece) ? engine.tokenize(piece.trimStart()) : undefined;
-        found = bare?.length === 1 ? bare[0]! : -1;
-        alias.set(token, found);
+        const word = text.slice(this.offsets[i], this.offsets[i + 1]).replace(/^\s/, '');
+        const capital = word.charAt(0).toUpperCase() + word.slice(1);
+        const forms = new Set([word, ` ${word}`, capital, ` ${capital}`]);
+        found = [...forms].map((f) => engine.tokenize(f)).filter((t) => t.length === 1 && t[0] !== token).map((t) => t[0]!);
+        variants.set(token, found);
       }
-      return found;
+      for (const v of found) {
+        tokens.push(v);
+        positions.push(i);
+      }
     });
+    this.startTokens = Int32Array.from(tokens);
+    this.startPositions = Int32Array.from(positions);
   }
 
   /** The text of tokens [start, end), trimmed of surrounding spaces and punctuation; null if nothing is left. */
