@@ -42,19 +42,14 @@ export class Answer {
     if (questions.length === 0) throw new ServiceError('invalid_request', 'provide question or questions');
     const questionList = input.questions !== undefined;
     const sources = texts.map((t) => new Source(this.engine, t));
-    const found = await this.engine.spans(
-      sources.map((source) => ({
-        prefix: this.prompt.prefix(`Text: ${source.text}\n\n`),
-        branches: questions.map((q) => this.prompt.branch(`Question: ${q}`)),
-        source: source.tokens,
-        startTokens: source.startTokens,
-        startPositions: source.startPositions,
-        stops: this.engine.stopTokens,
-        none: this.none,
-        maxSpanTokens: 48,
-      })),
-      signal,
+    const jobs = sources.map((source) =>
+      source.job(
+        this.prompt.prefix(`Text: ${source.text}\n\n`),
+        questions.map((q) => this.prompt.branch(`Question: ${q}`)),
+        { none: this.none, maxSpanTokens: 48 },
+      ),
     );
+    const found = await this.engine.spans(jobs, signal);
     const answered = found.map((r, i) =>
       questions.map((question, b): AnswerResult => {
         const best = r.spans[b]![0];

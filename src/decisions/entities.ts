@@ -46,22 +46,10 @@ export class Entities {
     const { texts, list } = textsOf(input);
     const types = labelsOf(input.types);
     const sources = texts.map((t) => new Source(this.engine, t));
-    const found = await this.engine.spans(
-      sources.map((source) => ({
-        prefix: this.prompt.prefix(`Text: ${source.text}\n\n`),
-        branches: types.map((t) => this.prompt.branch(`Kind: ${t.name}${t.description ? ` (${t.description})` : ''}`)),
-        source: source.tokens,
-        startTokens: source.startTokens,
-        startPositions: source.startPositions,
-        stops: this.engine.stopTokens,
-        separator: this.separator,
-        none: this.none,
-        maxSpanTokens: 16,
-        maxSpans: MAX_PER_TYPE,
-        minListLogprob: Math.log(MIN_PROBABILITY),
-      })),
-      signal,
-    );
+    const kinds = types.map((t) => this.prompt.branch(`Kind: ${t.name}${t.description ? ` (${t.description})` : ''}`));
+    const how = { separator: this.separator, none: this.none, maxSpanTokens: 16, maxSpans: MAX_PER_TYPE, minListLogprob: Math.log(MIN_PROBABILITY) };
+    const jobs = sources.map((source) => source.job(this.prompt.prefix(`Text: ${source.text}\n\n`), kinds, how));
+    const found = await this.engine.spans(jobs, signal);
     return {
       body: shaped(found.map((r, i) => ({ entities: entitiesOf(types, sources[i]!, r) })), list),
       inputChars: charsOf(input.text, input.texts) + labelChars(types) * texts.length,

@@ -78,19 +78,12 @@ export class Extract {
     const choices = fields.filter((f) => f.kind === 'enum');
     const source = new Source(this.engine, text);
     const prefix = this.prompt.prefix(`${this.wording.text}: ${text}\n\n`);
-    const spanJob = (of: Field[], maxSpans: number): SpanJob => ({
-      prefix,
-      branches: of.map((f) => this.prompt.branch(`${this.wording.field}: ${f.hint}`)),
-      source: source.tokens,
-      startTokens: source.startTokens,
-      startPositions: source.startPositions,
-      stops: this.engine.stopTokens,
-      separator: this.newline,
-      none: this.none,
-      maxSpanTokens: 32,
-      maxSpans,
-      minListLogprob: Math.log(0.5),
-    });
+    const spanJob = (of: Field[], maxSpans: number): SpanJob =>
+      source.job(
+        prefix,
+        of.map((f) => this.prompt.branch(`${this.wording.field}: ${f.hint}`)),
+        { separator: this.newline, none: this.none, maxSpanTokens: 32, maxSpans, minListLogprob: Math.log(0.5) },
+      );
     const scoreJobs: ScoreJob[] = [
       ...(flags.length ? [{ prefix, branches: flags.map((f) => this.prompt.branch(`Yes or no: ${f.hint}?`)), options: this.yesNo }] : []),
       ...choices.map((f) => ({

@@ -1,5 +1,6 @@
 // A text as the span kernel copies from it: its tokens, and the character offset of each token,
 // so a span of tokens becomes exact `start` / `end` offsets into the original string.
+import type { SpanJob } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { ServiceError } from '../errors.js';
 
@@ -21,7 +22,7 @@ export class Source {
   private readonly offsets: number[]; // UTF-16 offset at the start of each token, plus the end
 
   constructor(
-    engine: Engine,
+    private readonly engine: Engine,
     readonly text: string,
   ) {
     this.tokens = engine.tokenize(text);
@@ -57,6 +58,19 @@ export class Source {
     });
     this.startTokens = Int32Array.from(tokens);
     this.startPositions = Int32Array.from(positions);
+  }
+
+  /** A span job that copies from this text; the model's end-of-reply tokens stop it. */
+  job(prefix: Int32Array, branches: Int32Array[], how: Pick<SpanJob, 'none' | 'separator' | 'maxSpanTokens' | 'maxSpans' | 'minListLogprob'>): SpanJob {
+    return {
+      prefix,
+      branches,
+      source: this.tokens,
+      startTokens: this.startTokens,
+      startPositions: this.startPositions,
+      stops: this.engine.stopTokens,
+      ...how,
+    };
   }
 
   /** The text of tokens [start, end), trimmed of surrounding spaces and punctuation; null if nothing is left. */

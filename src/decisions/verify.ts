@@ -44,21 +44,8 @@ export class Verify {
     // Find first, then check: the check lands on the slot that holds the text (prefix cache).
     const [found, checked] = await this.engine.session(async (run) => {
       const prefixes = sources.map((source) => this.prompt.prefix(`Text: ${source.text}\n\n`));
-      const spans = await run.spans(
-        sources.map((source, i) => ({
-          prefix: prefixes[i]!,
-          branches: [this.prompt.branch(`Field: ${field}`)],
-          source: source.tokens,
-          startTokens: source.startTokens,
-          startPositions: source.startPositions,
-          stops: this.engine.stopTokens,
-          separator: this.separator,
-          none: this.none,
-          maxSpanTokens: 24,
-          maxSpans: 4,
-          minListLogprob: Math.log(0.5),
-        })),
-      );
+      const how = { separator: this.separator, none: this.none, maxSpanTokens: 24, maxSpans: 4, minListLogprob: Math.log(0.5) };
+      const spans = await run.spans(sources.map((source, i) => source.job(prefixes[i]!, [this.prompt.branch(`Field: ${field}`)], how)));
       const scores = await run.score(
         prefixes.map((prefix) => ({
           prefix,

@@ -40,6 +40,8 @@ export interface Round {
 
 export class Engine {
   readonly info: ModelInfo;
+  /** Versions of the native libraries in the addon (whisper.cpp) and the CPU features in use. */
+  readonly versions: { whisper: string; system: string };
   readonly capacity: number;
   readonly contextSize: number;
   private inflight = 0;
@@ -47,8 +49,13 @@ export class Engine {
   private closed = false;
   private drained: (() => void) | undefined;
 
-  private constructor(private readonly native: NativeEngine, options: EngineOptions) {
+  private constructor(
+    private readonly native: NativeEngine,
+    options: EngineOptions,
+    binding: NativeBinding,
+  ) {
     this.info = native.info();
+    this.versions = binding.versions();
     this.capacity = options.slots + options.queue;
     this.contextSize = options.contextSize;
   }
@@ -57,7 +64,7 @@ export class Engine {
   static async open(options: EngineOptions, binding: NativeBinding = loadBinding()): Promise<Engine> {
     const native = new binding.Engine();
     await native.load({ ...options, sequences: SEQUENCES });
-    return new Engine(native, options);
+    return new Engine(native, options, binding);
   }
 
   /** Text to tokens. `special` parses template markers; user text never sets it. */

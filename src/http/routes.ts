@@ -104,7 +104,12 @@ function describe(service: Service) {
     name: service.name,
     version: service.version,
     model: MODEL_ID,
-    engine: { model: service.engine.info.description, slots: service.engine.stats().slots },
+    engine: {
+      model: service.engine.info.description,
+      slots: service.engine.stats().slots,
+      whisper: service.engine.versions.whisper,
+      cpu: service.engine.versions.system,
+    },
     openapi: '/openapi.json',
     endpoints: Object.keys(CAPABILITIES).map((c) => `${CAPABILITY_PREFIX}/${c}`),
   };
