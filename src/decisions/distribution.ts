@@ -1,10 +1,10 @@
 // Turning option log-probabilities into the spec's numbers.
 
-/** Normalised probabilities (softmax) of `n` log-probabilities starting at `from`. */
-export function normalise(logprobs: ArrayLike<number>, from = 0, n = logprobs.length - from): number[] {
+/** Normalised probabilities (softmax) of log-probabilities. */
+export function normalise(logprobs: ArrayLike<number>): number[] {
   let max = -Infinity;
-  for (let i = 0; i < n; i++) max = Math.max(max, logprobs[from + i]!);
-  const exp = Array.from({ length: n }, (_, i) => Math.exp(logprobs[from + i]! - max));
+  for (let i = 0; i < logprobs.length; i++) max = Math.max(max, logprobs[i]!);
+  const exp = Array.from(logprobs, (x) => Math.exp(x - max));
   const sum = exp.reduce((a, b) => a + b, 0);
   return exp.map((x) => x / sum);
 }

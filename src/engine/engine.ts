@@ -44,6 +44,8 @@ export class Engine {
   readonly versions: { whisper: string; system: string };
   readonly capacity: number;
   readonly contextSize: number;
+  /** Tokens that end the model's reply. */
+  readonly stopTokens: Int32Array;
   private inflight = 0;
   private refused = 0;
   private closed = false;
@@ -58,6 +60,8 @@ export class Engine {
     this.versions = binding.versions();
     this.capacity = options.slots + options.queue;
     this.contextSize = options.contextSize;
+    const { eos, eot } = native.specialTokens();
+    this.stopTokens = Int32Array.from(new Set([eos, eot].filter((t) => t >= 0)));
   }
 
   /** Loads the model and creates the slots off the main thread. */
@@ -92,11 +96,6 @@ export class Engine {
     return this.native.tokenBytes(tokens);
   }
 
-  /** Tokens that end the model's reply. */
-  get stopTokens(): Int32Array {
-    const { eos, eot } = this.native.specialTokens();
-    return Int32Array.from(new Set([eos, eot].filter((t) => t >= 0)));
-  }
 
   /**
    * Admits one request and hands `body` a `Round` runner for its rounds of jobs (classify-tree
