@@ -1,18 +1,25 @@
 #!/usr/bin/env node
 // decision-machine serve            start the HTTP service (fetches the model on first run)
 // decision-machine models ...       pull | list | verify (see src/models/cli.ts)
+// decision-machine keys ...         issue | list | revoke API keys (see src/auth/cli.ts)
+// decision-machine usage ...        requests, input tokens and price per organization and key
 import { loadConfig, ENV, type Config } from './config.js';
 import { createLogger } from './log.js';
 import { modelsCommand } from './models/cli.js';
 import { serve } from './http/uws.js';
 import { routes } from './http/routes.js';
 import { openService } from './service.js';
+import { openAccess } from './auth/access.js';
+import { keysCommand, usageCommand } from './auth/cli.js';
+import { redactUrl } from './store/store.js';
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'models') return modelsCommand(rest);
+  if (command === 'keys') return keysCommand(rest);
+  if (command === 'usage') return usageCommand(rest);
   if (command === 'serve' || command === undefined) return runServer();
-  process.stderr.write('usage: decision-machine [serve] | models pull|list|verify [...]\n');
+  process.stderr.write('usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | usage [...]\n');
   return 2;
 }
 
@@ -21,7 +28,13 @@ async function runServer(): Promise<number> {
   const log = createLogger(config.logLevel);
   log.info('configuration', { config: printable(config) });
   const service = await openService(config);
-  const server = await serve(routes(service), { ...config, log });
+  const access = await openAccess(config, () => service.engine.stats(), log);
+  if (config.auth === 'off') {
+    log.warn('KEY CHECKING IS OFF: every /v1 route accepts any key or none, with no rate limit; set DM_AUTH=on to require keys');
+  } else {
+    log.info('key checking on', { store: access.store.kind, rateLimitPerMinute: config.rateLimit, shared: config.redisUrl ? 'redis' : 'this process only' });
+  }
+  const server = await serve(routes(service, access.gate), { ...config, log, metrics: access.metrics });
   log.info('listening', { url: `http://${config.host}:${server.port}`, model: service.engine.info.description });
 
   // Graceful shutdown: stop accepting, let admitted requests finish, free the model.
@@ -29,7 +42,7 @@ async function runServer(): Promise<number> {
     const stop = (signal: string) => {
       log.info('shutting down', { signal });
       server.close();
-      void service.engine.close().then(resolve);
+      void service.engine.close().then(() => access.close()).then(resolve);
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
@@ -39,7 +52,7 @@ async function runServer(): Promise<number> {
 
 // Environment variable names next to their values, so the log says how to change each one.
 function printable(config: Config): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(ENV).map(([name, key]) => [name, config[key]]));
+  return Object.fromEntries(Object.entries(ENV).map(([name, key]) => [name, typeof config[key] === 'string' ? redactUrl(config[key]) : config[key]]));
 }
 
 main(process.argv.slice(2)).then(

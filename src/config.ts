@@ -1,8 +1,9 @@
 // Configuration: one schema, one frozen defaults object, environment variables mapped in one place.
-import { availableParallelism } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
+import { join } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { DEFAULT_DECISION_MODEL } from './models/manifest.js';
+import { DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL } from './models/manifest.js';
 
 const Int = (min: number, max: number, description: string) => Type.Integer({ minimum: min, maximum: max, description });
 
@@ -11,6 +12,7 @@ export const ConfigSchema = Type.Object({
   port: Int(0, 65535, 'TCP port (0 = any free port)'),
   model: Type.String({ minLength: 1, description: 'decision model id from the manifest' }),
   modelPath: Type.Optional(Type.String({ minLength: 1, description: 'explicit GGUF path; skips the model store' })),
+  encoder: Type.String({ minLength: 1, description: 'sentence encoder that picks the windows of long texts the model reads; "none" reads them whole' }),
   slots: Int(1, 64, 'inference slots: native threads, each with its own context'),
   threads: Int(1, 256, 'CPU threads per slot'),
   queue: Int(0, 1024, 'requests that may wait for a slot before new ones get 529'),
@@ -18,6 +20,11 @@ export const ConfigSchema = Type.Object({
   batchSize: Int(32, 8192, 'tokens per decode call'),
   maxBodyBytes: Int(1024, 1 << 30, 'largest accepted request body, bytes'),
   logLevel: Type.Union([Type.Literal('info'), Type.Literal('error'), Type.Literal('silent')]),
+  auth: Type.Union([Type.Literal('on'), Type.Literal('off')], { description: 'bearer key checking on every /v1 route' }),
+  databaseUrl: Type.String({ minLength: 1, description: 'keys and usage: a SQLite file path, or postgres://...' }),
+  redisUrl: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'rate counters and revocation fan-out shared by replicas' })),
+  rateLimit: Int(0, 1_000_000, 'requests per minute per key (each item of texts/statements/questions counts); 0 = none'),
+  keyCacheSeconds: Int(0, 60, 'how long a key verdict is cached (a revoked key works at most this long)'),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -26,6 +33,7 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   host: '127.0.0.1',
   port: 8080,
   model: DEFAULT_DECISION_MODEL,
+  encoder: DEFAULT_ENCODER_MODEL,
   slots: 2, // measured: two 2-thread slots on 2 cores give the same throughput as one, better tails
   threads: Math.min(availableParallelism(), 8),
   queue: 2,
@@ -33,6 +41,11 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   batchSize: 256, // tokens per decode: as fast as 512 here, half the compute buffer
   maxBodyBytes: 4 * 1024 * 1024, // 32 texts x 20,000 characters, with JSON escaping
   logLevel: 'info',
+  // Off by default, as the spec's launch period has it; start-up says so loudly (docs/operations.md).
+  auth: 'off',
+  databaseUrl: join(process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'decision-machine-1', 'service.db'),
+  rateLimit: 300,
+  keyCacheSeconds: 60,
 });
 
 /** Environment variable -> config key. */
@@ -41,6 +54,7 @@ export const ENV = Object.freeze({
   PORT: 'port',
   DM_MODEL: 'model',
   DM_MODEL_PATH: 'modelPath',
+  DM_ENCODER: 'encoder',
   DM_SLOTS: 'slots',
   DM_THREADS: 'threads',
   DM_QUEUE: 'queue',
@@ -48,6 +62,11 @@ export const ENV = Object.freeze({
   DM_BATCH: 'batchSize',
   DM_MAX_BODY_BYTES: 'maxBodyBytes',
   DM_LOG_LEVEL: 'logLevel',
+  DM_AUTH: 'auth',
+  DM_DATABASE_URL: 'databaseUrl',
+  DM_REDIS_URL: 'redisUrl',
+  DM_RATE_LIMIT: 'rateLimit',
+  DM_KEY_CACHE_SECONDS: 'keyCacheSeconds',
 } as const satisfies Record<string, keyof Config>);
 
 /** Defaults, overridden by the environment, overridden by explicit values; validated. */
@@ -56,7 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   for (const [name, key] of Object.entries(ENV)) {
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
-    merged[key] = typeof DEFAULTS[key] === 'number' && /^-?\d+$/.test(raw) ? Number(raw) : raw;
+    merged[key] = typeof DEFAULTS[key as keyof Config] === 'number' && /^-?\d+$/.test(raw) ? Number(raw) : raw;
   }
   Object.assign(merged, overrides);
   const errors = [...Value.Errors(ConfigSchema, merged)];

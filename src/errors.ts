@@ -16,13 +16,24 @@ export const ERROR_STATUS = Object.freeze({
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/**
+ * Codes worth retrying: every error reply says so in `x-should-retry`, which the official OpenAI
+ * SDKs obey (their default of two retries with jittered backoff is the spec's "at most three
+ * attempts"). Busy slots and a twice-failed inference are transient; a rate limit is retried
+ * after its Retry-After; everything else fails the same way again.
+ */
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['overloaded', 'runner_error', 'rate_limited']);
+
 /** An error meant for the client: serialised as `{ error: { code, message } }` with its status. */
 export class ServiceError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string) {
+  /** Headers sent with the error reply (x-should-retry, and Retry-After where one is known). */
+  readonly headers: Record<string, string>;
+  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
     super(message);
     this.name = 'ServiceError';
     this.code = code;
+    this.headers = { 'x-should-retry': String(RETRYABLE.has(code)), ...headers };
   }
   get status(): number {
     return ERROR_STATUS[this.code];

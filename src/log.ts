@@ -3,6 +3,8 @@ export type LogLevel = 'info' | 'error' | 'silent';
 
 export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
+  /** Something an operator must notice (shown at every level but silent). */
+  warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
@@ -11,6 +13,7 @@ export function createLogger(level: LogLevel): Logger {
     process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields })}\n`);
   return {
     info: (msg, fields) => level === 'info' && write('info', msg, fields),
+    warn: (msg, fields) => level !== 'silent' && write('warn', msg, fields),
     error: (msg, fields) => level !== 'silent' && write('error', msg, fields),
   };
 }

@@ -5,10 +5,20 @@ import { ChatCompletionRequest, ChatCompletionResponse } from '../api/chat.js';
 
 type Json = Record<string, unknown>;
 
-export function openapiDocument(version: string): Json {
+/** What this deployment enforces: the document says exactly what the running service does. */
+export interface AccessPolicy {
+  keys: boolean;
+  rateLimit: boolean;
+}
+
+const RETRY = {
+  'x-should-retry': { description: 'true when retrying may succeed (OpenAI SDKs obey it)', schema: { type: 'string', enum: ['true', 'false'] } },
+};
+
+export function openapiDocument(version: string, access: AccessPolicy = { keys: false, rateLimit: false }): Json {
   const components: Record<string, Json> = {};
   const hoist = (schema: unknown) => refs(JSON.parse(JSON.stringify(schema)), components);
-  const error = (description: string) => ({ description, content: { 'application/json': { schema: hoist(ErrorBody) } } });
+  const error = (description: string, headers: Json = {}) => ({ description, headers: { ...RETRY, ...headers }, content: { 'application/json': { schema: hoist(ErrorBody) } } });
   const paths: Json = {};
   for (const [name, c] of Object.entries(CAPABILITIES)) {
     paths[`${CAPABILITY_PREFIX}/${name}`] = {
@@ -27,8 +37,8 @@ export function openapiDocument(version: string): Json {
           },
           400: error('invalid_request (or invalid_schema for extract)'),
           413: error('payload_too_large'),
-          502: error('runner_error: inference failed twice'),
-          529: error('overloaded: all inference slots busy; retry with backoff'),
+          502: error('runner_error: inference failed twice; retry with backoff (x-should-retry: true)'),
+          529: error('overloaded: all inference slots busy; retry with exponential backoff and jitter, at most three attempts; lower concurrency when frequent (x-should-retry: true)'),
         },
       },
     };
@@ -45,7 +55,9 @@ export function openapiDocument(version: string): Json {
         },
         400: error('invalid_request, invalid_schema or unsupported_request'),
         404: error('model_not_found'),
-        529: error('overloaded'),
+        413: error('payload_too_large'),
+        502: error('runner_error: inference failed twice; retry with backoff (x-should-retry: true)'),
+        529: error('overloaded: all inference slots busy; retry with backoff (x-should-retry: true)'),
       },
     },
   };
@@ -57,12 +69,32 @@ export function openapiDocument(version: string): Json {
       responses: { 200: { description: 'the model', content: { 'application/json': { schema: hoist(Model) } } }, 404: error('model_not_found') },
     },
   };
+  const service = { type: 'object', required: ['name', 'version', 'links'], properties: { name: { type: 'string' }, version: { type: 'string' }, links: { type: 'object' } } };
+  paths['/'] = { get: { operationId: 'describeService', security: [], summary: 'Service name, version and links', responses: { 200: { description: 'the service', content: { 'application/json': { schema: service } } } } } };
+  paths['/openapi.json'] = { get: { operationId: 'openapiDocument', security: [], summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1.1', content: { 'application/json': { schema: { type: 'object' } } } } } } };
+  for (const [path, item] of Object.entries(paths)) if (path.startsWith('/v1/')) for (const op of Object.values(item as Json)) guarded(op as Json, access, error);
   return {
     openapi: '3.1.1',
-    info: { title: 'decision-machine-1', version: '1.0.0', description: `Typed decisions over text. Service build ${version}.` },
+    info: { title: 'decision-machine-1', version: '1.0.0', description: `Typed decisions over text. Service build ${version}.${access.keys ? '' : ' Key checking is off on this deployment: the bearer key is optional.'}` },
+    // Public routes override this with `security: []`. Off, the empty requirement makes the key optional.
+    security: access.keys ? [{ bearerAuth: [] }] : [{}, { bearerAuth: [] }],
     paths,
-    components: { schemas: components },
+    components: {
+      schemas: components,
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key `test_sk-{organization}-{secret}` or `prod_sk-{organization}-{secret}`, issued by the operator' } },
+    },
   };
+}
+
+// The responses the gate adds to every /v1 operation, when this deployment enforces them.
+function guarded(op: Json, access: AccessPolicy, error: (description: string, headers?: Json) => Json): void {
+  const responses = op.responses as Json;
+  if (access.keys) responses[401] = error('missing_api_key (no bearer header) or invalid_api_key (malformed, unknown or revoked key)');
+  if (access.rateLimit) {
+    responses[429] = error('rate_limited: the key used its requests for this minute (each item of texts, statements or questions counts one)', {
+      'retry-after': { description: 'seconds until the window resets', schema: { type: 'integer' } },
+    });
+  }
 }
 
 // Schemas with an $id move to components and are referenced; TypeBox's bare `$ref: "Name"`

@@ -16,8 +16,13 @@ import { compile } from '../api/validate.js';
 import { CAPABILITIES, CAPABILITY_PREFIX, MODEL_ID, type Capability } from '../api/capabilities.js';
 import { MAX_TREE_DEPTH, treeDepth } from '../api/classify-tree.js';
 import { ServiceError } from '../errors.js';
+import { Gate } from '../auth/gate.js';
 import { openapiDocument } from './openapi.js';
-import type { ApiRequest, Route } from './types.js';
+import { docsRoutes } from './docs.js';
+import { parseJson } from './json.js';
+import type { Route } from './types.js';
+
+export { parseJson };
 
 export interface Service {
   name: string;
@@ -57,12 +62,19 @@ function runners(s: Service): Record<Capability, Runner> {
 // The one model this service lists; `created` is the date the id was first served.
 const MODEL = Object.freeze({ id: MODEL_ID, object: 'model', created: Date.UTC(2026, 10, 22) / 1000, owned_by: 'decision-machine-1' });
 
-export function routes(service: Service): Route[] {
+/**
+ * Every route. Routes under /v1 (whoever adds them) pass through the gate: key check, rate
+ * limit, usage ledger. `/`, `/openapi.json`, `/docs` and `/metrics` are public.
+ */
+export function routes(service: Service, gate: Gate = new Gate()): Route[] {
   const run = runners(service);
-  const openapi = JSON.stringify(openapiDocument(service.version));
-  return [
-    { method: 'get', path: '/', handler: async () => ({ status: 200, body: describe(service) }) },
+  const openapi = JSON.stringify(openapiDocument(service.version, { keys: gate.checksKeys, rateLimit: gate.limitsRate }));
+  const metrics = gate.options.metrics;
+  const all: Route[] = [
+    { method: 'get', path: '/', handler: async () => ({ status: 200, body: describe(service, gate) }) },
     { method: 'get', path: '/openapi.json', handler: async () => ({ status: 200, body: openapi, contentType: 'application/json' }) },
+    ...docsRoutes(),
+    ...(metrics ? [{ method: 'get', path: '/metrics', handler: async () => ({ status: 200, body: await metrics.text(), contentType: metrics.registry.contentType }) } as Route] : []),
     { method: 'get', path: '/v1/models', handler: async () => ({ status: 200, body: { object: 'list', data: [MODEL] } }) },
     {
       method: 'get',
@@ -76,6 +88,7 @@ export function routes(service: Service): Route[] {
     ...(Object.keys(CAPABILITIES) as Capability[]).map((name) => decision(name, run[name])),
     chatCompletions(service.chat),
   ];
+  return all.map((route) => (route.path.startsWith('/v1/') ? gate.guard(route) : route));
 }
 
 /** POST /v1/chat/completions: the model is checked first, then the body, then the mode. */
@@ -99,11 +112,15 @@ function chatCompletions(chat: Chat): Route {
   };
 }
 
-function describe(service: Service) {
+function describe(service: Service, gate: Gate) {
   return {
     name: service.name,
     version: service.version,
+    description: 'Typed decisions over text: yes/no, labels, label trees, ratings, answer spans, JSON extraction, entities, verification; an OpenAI-compatible chat facade for extraction and function calling.',
     model: MODEL_ID,
+    links: { openapi: '/openapi.json', docs: '/docs', metrics: gate.options.metrics ? '/metrics' : null },
+    authentication: gate.checksKeys ? 'Authorization: Bearer <key> on every /v1 route' : 'off: no key needed',
+    api_version: '1.0.0',
     engine: {
       model: service.engine.info.description,
       slots: service.engine.stats().slots,
@@ -130,40 +147,4 @@ function decision(name: Capability, run: Runner): Route {
       };
     },
   };
-}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-export function parseJson(req: ApiRequest): unknown {
-  if (req.body.length === 0) throw new ServiceError('invalid_request', 'body: Invalid input: expected a JSON object, received an empty body');
-  let text: string;
-  try {
-    text = utf8.decode(req.body);
-  } catch {
-    throw new ServiceError('invalid_request', 'body: not valid UTF-8');
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch (err) {
-    throw new ServiceError('invalid_request', `body: invalid JSON (${(err as Error).message})`);
-  }
-  if (nestingDepth(body) > MAX_NESTING) throw new ServiceError('invalid_request', `body: nested deeper than ${MAX_NESTING} levels`);
-  return body;
-}
-
-// Validators recurse; a hostile 100,000-deep document must be refused before it reaches them.
-const MAX_NESTING = 32;
-
-function nestingDepth(root: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[root, 0]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop()!;
-    if (value === null || typeof value !== 'object') continue;
-    deepest = Math.max(deepest, depth + 1);
-    if (deepest > MAX_NESTING) return deepest;
-    for (const child of Object.values(value)) stack.push([child, depth + 1]);
-  }
-  return deepest;
 }

@@ -8,6 +8,8 @@ export interface ApiRequest {
   id: string;
   /** Aborted when the client disconnects. */
   signal: AbortSignal;
+  /** Fields added to this request's log line (key id, organization); never texts or keys. */
+  log: Record<string, unknown>;
 }
 
 export interface ApiReply {
@@ -24,4 +26,6 @@ export interface Route {
   method: 'get' | 'post';
   path: string;
   handler: Handler;
+  /** This route's body cap, bytes, when it differs from the server's (audio uploads). */
+  maxBodyBytes?: number;
 }

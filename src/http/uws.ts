@@ -6,6 +6,7 @@ import { STATUS_CODES } from 'node:http';
 import type * as UWS from 'uWebSockets.js';
 import { ServiceError } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import type { ApiReply, Route } from './types.js';
 
 /**
@@ -26,6 +27,7 @@ export interface ServerOptions {
   port: number;
   maxBodyBytes: number;
   log: Logger;
+  metrics?: Metrics;
 }
 
 export interface Server {
@@ -38,7 +40,8 @@ export function serve(routes: Route[], options: ServerOptions): Promise<Server> 
   const uws = loadUws();
   const app = uws.App();
   for (const route of routes) app[route.method](route.path, (res, req) => handle(route, res, req, options));
-  app.any('/*', (res) => {
+  app.any('/*', (res, req) => {
+    options.metrics?.observe('unrouted', req.getCaseSensitiveMethod(), 404, 0);
     res.writeStatus('404 Not Found').writeHeader('content-type', 'text/plain').end('Not Found');
   });
   return new Promise((resolve, reject) => {
@@ -63,6 +66,7 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
   const path = req.getUrl();
   const query = new URLSearchParams(req.getQuery() ?? '');
   const id = headers['x-request-id']?.slice(0, 128) || randomUUID();
+  const log: Record<string, unknown> = {};
 
   const send = (reply: ApiReply) => {
     if (aborted) return;
@@ -75,23 +79,20 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
       // A refused upload may still be streaming in: close rather than read the rest.
       res.end(body, reply.status === 413);
     });
-    options.log.info('request', {
-      id,
-      method: route.method.toUpperCase(),
-      path,
-      status: reply.status,
-      ms: Math.round(performance.now() - started),
-    });
+    const seconds = (performance.now() - started) / 1000;
+    options.metrics?.observe(route.path, route.method.toUpperCase(), reply.status, seconds);
+    options.log.info('request', { id, method: route.method.toUpperCase(), path, status: reply.status, ms: Math.round(seconds * 1000), ...log });
   };
 
-  const body = route.method === 'get' ? Promise.resolve(Buffer.alloc(0)) : readBody(res, options.maxBodyBytes);
+  const body = route.method === 'get' ? Promise.resolve(Buffer.alloc(0)) : readBody(res, route.maxBodyBytes ?? options.maxBodyBytes);
   body
-    .then((body) => route.handler({ method: route.method, path, query, headers, body, id, signal: controller.signal }))
+    .then((body) => route.handler({ method: route.method, path, query, headers, body, id, signal: controller.signal, log }))
     .then(send, (err: unknown) => {
       if (aborted) return; // the client is gone: its job was cancelled, nothing to write
-      if (err instanceof ServiceError) return send({ status: err.status, body: err.toJSON() });
+      if (err instanceof ServiceError) return send({ status: err.status, body: err.toJSON(), headers: err.headers });
       options.log.error('unhandled error', { id, path, error: String((err as Error)?.stack ?? err) });
-      send({ status: 500, body: new ServiceError('internal_error', 'internal error').toJSON() });
+      const internal = new ServiceError('internal_error', 'internal error');
+      send({ status: 500, body: internal.toJSON(), headers: internal.headers });
     });
 }
 

@@ -1,0 +1,147 @@
+// Error-path latency under load: client threads keep C connections busy with a mix of error
+// requests (400 invalid, 401 missing / invalid key, 404 unrouted, 413 over the cap, 429 rate
+// limited, 529 overloaded while valid calls hold every slot) against the real HTTP stack with
+// key checking on (SQLite store). Latency is measured at the client, per class. Prints a table
+// and writes bench/results/errors.json.
+//
+//   node dist/bench/errors.js [--seconds 15] [--connections 32] [--engine fake|model]
+//
+// --engine fake (default) uses the test suite's fake native binding with 2 slots whose jobs
+// take 2 s: errors never reach the model, so this measures the service's own error path.
+// --engine model loads the default model and keeps both slots busy with real inference.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+
+interface Target {
+  url: string;
+  key: string;
+  limitedKey: string;
+  seconds: number;
+  connections: number;
+}
+
+const CLASSES = ['400 invalid_request', '401 missing_api_key', '401 invalid_api_key', '404 unrouted', '413 payload_too_large', '429 rate_limited', '529 overloaded'] as const;
+
+if (isMainThread) await main();
+else await load(workerData as Target);
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '15' }, connections: { type: 'string', default: '32' }, engine: { type: 'string', default: 'fake' } } });
+  const { loadConfig } = await import('../src/config.js');
+  const { Engine } = await import('../src/engine/engine.js');
+  const { decisions } = await import('../src/service.js');
+  const { routes } = await import('../src/http/routes.js');
+  const { serve } = await import('../src/http/uws.js');
+  const { createLogger } = await import('../src/log.js');
+  const { openAccess } = await import('../src/auth/access.js');
+  const { issueKey } = await import('../src/auth/keys.js');
+  const { resolveModel } = await import('../src/models/store.js');
+
+  const dir = mkdtempSync(join(tmpdir(), 'dm-bench-errors-'));
+  const config = loadConfig(process.env, { port: 0, logLevel: 'silent', auth: 'on', databaseUrl: join(dir, 'service.db'), rateLimit: 1_000_000, maxBodyBytes: 64 * 1024, queue: 0, slots: 2 });
+  const engine =
+    values.engine === 'model'
+      ? await Engine.open({ ...config, modelPath: await resolveModel(config.model, { path: config.modelPath }) })
+      : await Engine.open({ ...config, threads: 1, modelPath: 'fake' }, (await import('../test/helpers/fake-binding.js')).fakeBinding({ delayMs: 2000 }));
+  const access = await openAccess(config, () => engine.stats(), createLogger('silent'));
+  const server = await serve(routes(decisions(engine), access.gate), { ...config, log: createLogger('silent'), metrics: access.metrics });
+  const url = `http://127.0.0.1:${server.port}`;
+  const { key } = await issueKey(access.store, 'prod', 'bench');
+  const limited = await issueKey(access.store, 'prod', 'limited');
+
+  // Valid calls that hold both slots for the whole run, so decision calls get 529.
+  const text = 'The committee reviewed the annual budget and postponed the vote on the new library wing. '.repeat(40);
+  let holding = true;
+  const hold = async () => {
+    while (holding) await fetch(`${url}/v1/decision-machine-1/classify`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify({ text, labels: ['budget', 'sports', 'weather'] }) }).then((r) => r.arrayBuffer()).catch(() => undefined);
+  };
+  const holders = [hold(), hold()];
+  await new Promise((r) => setTimeout(r, 200));
+
+  // The limited key's minute is used up here (again whenever a new window starts), so each of
+  // its calls is a genuine 429 from the limiter.
+  const limiter = access.gate.options.limiter!;
+  const useUp = () => void limiter.take(limited.record.id, config.rateLimit);
+  useUp();
+  const refill = setInterval(useUp, 250);
+  const threads = 2;
+  const target: Omit<Target, 'connections'> = { url, key, limitedKey: limited.key, seconds: Number(values.seconds) };
+  const started = Date.now();
+  const results = await Promise.all(
+    Array.from({ length: threads }, () => new Promise<Record<string, number[]>>((resolve, reject) => {
+      const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { ...target, connections: Math.ceil(Number(values.connections) / threads) } });
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    })),
+  );
+  const elapsed = (Date.now() - started) / 1000;
+  holding = false;
+  clearInterval(refill);
+
+  const rows: Record<string, { n: number; p50: number; p95: number; p99: number; max: number }> = {};
+  const all: number[] = [];
+  for (const name of [...CLASSES, 'other']) {
+    const ms = results.flatMap((r) => r[name] ?? []).sort((a, b) => a - b);
+    all.push(...ms);
+    if (ms.length > 0) rows[name] = stats(ms);
+  }
+  all.sort((a, b) => a - b);
+  const summary = { ...stats(all), perSecond: Math.round(all.length / elapsed) };
+  console.log(`error replies under load: ${values.connections} connections, ${elapsed.toFixed(1)} s, engine ${values.engine}, while other work may run on this machine`);
+  console.log('class                      n       p50 ms  p95 ms  p99 ms  max ms');
+  for (const [name, r] of [...Object.entries(rows), ['all errors', summary] as const]) {
+    console.log(`${name.padEnd(26)} ${String(r.n).padStart(7)} ${r.p50.toFixed(2).padStart(7)} ${r.p95.toFixed(2).padStart(7)} ${r.p99.toFixed(2).padStart(7)} ${r.max.toFixed(2).padStart(7)}`);
+  }
+  console.log(`${summary.perSecond} error replies/s; p99 ${summary.p99.toFixed(2)} ms (target <= 5 ms)`);
+  const out = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'errors.json'), `${JSON.stringify({ date: new Date().toISOString(), engine: values.engine, connections: Number(values.connections), seconds: elapsed, classes: rows, all: summary }, null, 2)}\n`);
+
+  server.close();
+  await Promise.all(holders);
+  await engine.close();
+  await access.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+function stats(sorted: number[]) {
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { n: sorted.length, p50: at(0.5), p95: at(0.95), p99: at(0.99), max: sorted[sorted.length - 1]! };
+}
+
+// A client thread: `connections` loops, each sending one error request after another.
+async function load(target: Target): Promise<void> {
+  const yesNo = `${target.url}/v1/decision-machine-1/yes-no`;
+  const auth = { authorization: `Bearer ${target.key}` };
+  const big = JSON.stringify({ text: 'x'.repeat(70 * 1024) });
+  const requests: Record<(typeof CLASSES)[number], () => Promise<Response>> = {
+    '400 invalid_request': () => fetch(yesNo, { method: 'POST', headers: auth, body: '{"text": "", "statement": 5}' }),
+    '401 missing_api_key': () => fetch(yesNo, { method: 'POST', body: '{"text": "a"}' }),
+    '401 invalid_api_key': () => fetch(yesNo, { method: 'POST', headers: { authorization: 'Bearer prod_sk-acme-000000000000000000000000000000000000' }, body: '{"text": "a"}' }),
+    '404 unrouted': () => fetch(`${target.url}/v1/nothing`, { headers: auth }),
+    '413 payload_too_large': () => fetch(yesNo, { method: 'POST', headers: auth, body: big }),
+    '429 rate_limited': () => fetch(yesNo, { method: 'POST', headers: { authorization: `Bearer ${target.limitedKey}` }, body: JSON.stringify({ texts: Array(33).fill('a'), statement: 's' }) }),
+    '529 overloaded': () => fetch(yesNo, { method: 'POST', headers: auth, body: '{"text": "a", "statement": "b"}' }),
+  };
+  const times: Record<string, number[]> = {};
+  const deadline = performance.now() + target.seconds * 1000;
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: target.connections }, async () => {
+      while (performance.now() < deadline) {
+        const name = CLASSES[n++ % CLASSES.length]!;
+        const started = performance.now();
+        const res = await requests[name]().catch(() => undefined);
+        await res?.arrayBuffer().catch(() => undefined);
+        const ms = performance.now() - started;
+        const label = res && name.startsWith(String(res.status)) ? name : 'other';
+        (times[label] ??= []).push(ms);
+      }
+    }),
+  );
+  parentPort!.postMessage(times);
+}

@@ -1,0 +1,44 @@
+// Opens what the gate needs from the configuration: the store (SQLite file or PostgreSQL), Redis
+// when configured (shared rate counters, revocation fan-out), the key checker and the metrics.
+import type { Config } from '../config.js';
+import type { EngineStats } from '../engine/engine.js';
+import type { Logger } from '../log.js';
+import { Metrics } from '../metrics.js';
+import { connectRedis, RedisLimiter, subscribeRevocations } from '../store/redis.js';
+import { openStore, type Store } from '../store/store.js';
+import { KeyChecker } from './checker.js';
+import { Gate } from './gate.js';
+import { MemoryLimiter, type Limiter } from './limiter.js';
+
+export interface Access {
+  gate: Gate;
+  metrics: Metrics;
+  store: Store;
+  close(): Promise<void>;
+}
+
+export async function openAccess(config: Config, stats: () => EngineStats, log: Logger): Promise<Access> {
+  const store = await openStore(config.databaseUrl);
+  const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  const metrics = new Metrics(stats);
+  let keys: KeyChecker | undefined;
+  let limiter: Limiter | undefined;
+  let subscriber: { disconnect(): void } | undefined;
+  if (config.auth === 'on') {
+    const checker = new KeyChecker(store, config.keyCacheSeconds * 1000);
+    keys = checker;
+    if (config.redisUrl) subscriber = await subscribeRevocations(config.redisUrl, (id) => checker.forget(id));
+    if (config.rateLimit > 0) limiter = redis ? new RedisLimiter(redis, config.rateLimit) : new MemoryLimiter(config.rateLimit);
+  }
+  const gate = new Gate({ keys, limiter, ledger: store, metrics, log });
+  return {
+    gate,
+    metrics,
+    store,
+    close: async () => {
+      subscriber?.disconnect();
+      redis?.disconnect();
+      await store.close();
+    },
+  };
+}

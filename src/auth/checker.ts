@@ -1,0 +1,65 @@
+// Bearer key checking: shape and checksum first (no store lookup for garbage), then the stored
+// record by the key's id, compared by hash in constant time. Verdicts are cached for at most the
+// configured time-to-live (<= 60 s); a revocation fan-out can drop one earlier.
+import { timingSafeEqual } from 'node:crypto';
+import { ServiceError } from '../errors.js';
+import type { KeyRecord, Store } from '../store/store.js';
+import { parseKey, type KeyMode } from './keys.js';
+
+/** Who a request is billed to and limited as. */
+export interface Principal {
+  keyId: string;
+  organization: string;
+  mode: KeyMode | 'public';
+}
+
+/** Every caller when key checking is off. */
+export const PUBLIC: Principal = Object.freeze({ keyId: 'public', organization: 'public', mode: 'public' });
+
+export const MISSING_KEY = 'missing API key: send your key in the Authorization header as "Bearer <key>"';
+export const INVALID_KEY = 'the API key provided is incorrect';
+
+const CACHE_ENTRIES = 10_000;
+
+export class KeyChecker {
+  /** Store lookups made so far (garbage keys must not add to it). */
+  lookups = 0;
+  private readonly cache = new Map<string, { record: Promise<KeyRecord | undefined>; expires: number }>();
+
+  constructor(
+    private readonly store: Pick<Store, 'findKey'>,
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The principal of a valid, unrevoked key; throws 401 missing_api_key or invalid_api_key. */
+  async check(authorization: string | undefined): Promise<Principal> {
+    const token = /^Bearer +(\S+) *$/i.exec(authorization ?? '')?.[1];
+    if (token === undefined) throw new ServiceError('missing_api_key', MISSING_KEY);
+    const key = parseKey(token);
+    if (!key) throw new ServiceError('invalid_api_key', INVALID_KEY);
+    const record = await this.record(key.id);
+    const matches = record !== undefined && timingSafeEqual(Buffer.from(record.hash, 'hex'), Buffer.from(key.hash, 'hex'));
+    if (!matches || record.revokedAt !== null) throw new ServiceError('invalid_api_key', INVALID_KEY);
+    return { keyId: record.id, organization: record.organization, mode: record.mode };
+  }
+
+  /** Drops a cached verdict (a revocation announced by another process). */
+  forget(keyId: string): void {
+    this.cache.delete(keyId);
+  }
+
+  // Concurrent requests with the same key share one lookup; a failed lookup is not cached.
+  private record(id: string): Promise<KeyRecord | undefined> {
+    const now = this.now();
+    const hit = this.cache.get(id);
+    if (hit && hit.expires > now) return hit.record;
+    this.cache.delete(id);
+    if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+    this.lookups++;
+    const record = this.store.findKey(id);
+    this.cache.set(id, { record, expires: now + this.ttlMs });
+    record.catch(() => this.cache.delete(id));
+    return record;
+  }
+}

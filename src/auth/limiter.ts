@@ -1,0 +1,44 @@
+// Requests per minute per key, in fixed windows aligned to the minute: a request costing n items
+// is admitted only if the window's count stays <= the limit, so no window ever exceeds it.
+export interface LimitVerdict {
+  allowed: boolean;
+  limit: number;
+  /** Items still allowed in this window. */
+  remaining: number;
+  /** Seconds until the window ends (at least 1). */
+  resetSeconds: number;
+}
+
+export interface Limiter {
+  take(keyId: string, cost: number): Promise<LimitVerdict>;
+  close(): Promise<void>;
+}
+
+export const WINDOW_MS = 60_000;
+
+/** One process's counters: exact for a single replica (the SQLite set-up). */
+export class MemoryLimiter implements Limiter {
+  private window = -1;
+  private counts = new Map<string, number>();
+
+  constructor(
+    private readonly limit: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async take(keyId: string, cost: number): Promise<LimitVerdict> {
+    const now = this.now();
+    const window = Math.floor(now / WINDOW_MS);
+    if (window !== this.window) {
+      this.window = window;
+      this.counts.clear();
+    }
+    const used = this.counts.get(keyId) ?? 0;
+    const allowed = used + cost <= this.limit;
+    if (allowed) this.counts.set(keyId, used + cost);
+    const resetSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
+    return { allowed, limit: this.limit, remaining: this.limit - (allowed ? used + cost : used), resetSeconds };
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,58 @@
+// Prometheus metrics, served at GET /metrics: requests and latency per route and status, slot
+// occupancy read from the engine at scrape time, 529s, billed input tokens. Route labels are
+// the route patterns, never raw paths, so the series stay few.
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { EngineStats } from './engine/engine.js';
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: 'dm_http_requests_total',
+    help: 'HTTP responses by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly latency = new Histogram({
+    name: 'dm_http_request_duration_seconds',
+    help: 'Time from request to response, by route pattern',
+    labelNames: ['route'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32],
+    registers: [this.registry],
+  });
+  private readonly overloaded = new Counter({
+    name: 'dm_overloaded_total',
+    help: 'Requests refused with 529 overloaded (every slot and queue place taken)',
+    registers: [this.registry],
+  });
+  private readonly tokens = new Counter({
+    name: 'dm_input_tokens_total',
+    help: 'Input tokens billed (x-input-tokens of successful responses), by route pattern',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(stats?: () => EngineStats) {
+    if (!stats) return;
+    const gauge = (name: string, help: string, read: (s: EngineStats) => number) =>
+      new Gauge({ name, help, registers: [this.registry], collect() { this.set(read(stats())); } });
+    gauge('dm_slots', 'Inference slots', (s) => s.slots);
+    gauge('dm_slots_busy', 'Slots running a job now', (s) => s.running);
+    gauge('dm_jobs_queued', 'Jobs waiting for a slot', (s) => s.queued);
+    gauge('dm_requests_inflight', 'Requests admitted by the engine and not yet answered', (s) => s.inflight);
+  }
+
+  /** One response. */
+  observe(route: string, method: string, status: number, seconds: number): void {
+    this.requests.inc({ route, method, status: String(status) });
+    this.latency.observe({ route }, seconds);
+    if (status === 529) this.overloaded.inc();
+  }
+
+  billed(route: string, inputTokens: number): void {
+    this.tokens.inc({ route }, inputTokens);
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

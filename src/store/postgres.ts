@@ -1,0 +1,102 @@
+// The shared store for several replicas: PostgreSQL through a small connection pool.
+import pg from 'pg';
+import type { KeyRecord, Store, UsageEntry, UsageTotal } from './store.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS api_keys (
+  id text PRIMARY KEY, hash text NOT NULL, mode text NOT NULL, organization text NOT NULL,
+  name text NOT NULL, hint text NOT NULL, created_at timestamptz NOT NULL, revoked_at timestamptz
+);
+CREATE TABLE IF NOT EXISTS usage (
+  id bigserial PRIMARY KEY, request_id text NOT NULL, key_id text NOT NULL,
+  organization text NOT NULL, mode text NOT NULL, route text NOT NULL,
+  input_tokens integer NOT NULL, at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS usage_at ON usage (at);
+`;
+// Replicas starting together would race on CREATE TABLE IF NOT EXISTS; one at a time.
+const SCHEMA_LOCK = 0x646d31; // "dm1"
+
+interface KeyRow {
+  id: string;
+  hash: string;
+  mode: KeyRecord['mode'];
+  organization: string;
+  name: string;
+  hint: string;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+const toRecord = (r: KeyRow): KeyRecord => ({
+  id: r.id,
+  hash: r.hash,
+  mode: r.mode,
+  organization: r.organization,
+  name: r.name,
+  hint: r.hint,
+  createdAt: r.created_at.toISOString(),
+  revokedAt: r.revoked_at?.toISOString() ?? null,
+});
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres';
+  private constructor(private readonly pool: pg.Pool) {}
+
+  static async open(url: string): Promise<PostgresStore> {
+    const pool = new pg.Pool({ connectionString: url, max: 8 });
+    pool.on('error', () => {}); // an idle client's broken connection is replaced on next use
+    const client = await pool.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [SCHEMA_LOCK]);
+      await client.query(SCHEMA);
+      await client.query('SELECT pg_advisory_unlock($1)', [SCHEMA_LOCK]);
+    } finally {
+      client.release();
+    }
+    return new PostgresStore(pool);
+  }
+
+  async addKey(k: KeyRecord): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO api_keys (id, hash, mode, organization, name, hint, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+      [k.id, k.hash, k.mode, k.organization, k.name, k.hint, k.createdAt, k.revokedAt],
+    );
+  }
+
+  async findKey(id: string): Promise<KeyRecord | undefined> {
+    const { rows } = await this.pool.query<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [id]);
+    return rows[0] && toRecord(rows[0]);
+  }
+
+  async listKeys(): Promise<KeyRecord[]> {
+    const { rows } = await this.pool.query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at');
+    return rows.map(toRecord);
+  }
+
+  async revokeKey(id: string, at: string): Promise<boolean> {
+    const res = await this.pool.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [at, id]);
+    return res.rowCount === 1;
+  }
+
+  async recordUsage(u: UsageEntry): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO usage (request_id, key_id, organization, mode, route, input_tokens, at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+      [u.requestId, u.keyId, u.organization, u.mode, u.route, u.inputTokens, u.at],
+    );
+  }
+
+  async usage(range: { since?: string; until?: string } = {}): Promise<UsageTotal[]> {
+    const { rows } = await this.pool.query<{ organization: string; key_id: string; mode: string; requests: number; tokens: string }>(
+      `SELECT organization, key_id, mode, COUNT(*)::int AS requests, SUM(input_tokens)::bigint AS tokens FROM usage
+       WHERE at >= COALESCE($1::timestamptz, '-infinity') AND at < COALESCE($2::timestamptz, 'infinity')
+       GROUP BY organization, key_id, mode ORDER BY organization, key_id`,
+      [range.since ?? null, range.until ?? null],
+    );
+    return rows.map((r) => ({ organization: r.organization, keyId: r.key_id, mode: r.mode, requests: r.requests, inputTokens: Number(r.tokens) }));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

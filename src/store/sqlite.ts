@@ -1,0 +1,77 @@
+// The embedded store: one SQLite file (WAL, so the operator CLI can issue and revoke while the
+// service runs). better-sqlite3 is synchronous; each call is a few microseconds on an index.
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { KeyRecord, Store, UsageEntry, UsageTotal } from './store.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS api_keys (
+  id TEXT PRIMARY KEY, hash TEXT NOT NULL, mode TEXT NOT NULL, organization TEXT NOT NULL,
+  name TEXT NOT NULL, hint TEXT NOT NULL, created_at TEXT NOT NULL, revoked_at TEXT
+);
+CREATE TABLE IF NOT EXISTS usage (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, request_id TEXT NOT NULL, key_id TEXT NOT NULL,
+  organization TEXT NOT NULL, mode TEXT NOT NULL, route TEXT NOT NULL,
+  input_tokens INTEGER NOT NULL, at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS usage_at ON usage (at);
+`;
+
+const KEY_COLUMNS = `id, hash, mode, organization, name, hint, created_at AS createdAt, revoked_at AS revokedAt`;
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite';
+  private constructor(private readonly db: Database.Database) {}
+
+  static async open(path: string): Promise<SqliteStore> {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma('busy_timeout = 5000');
+    db.exec(SCHEMA);
+    return new SqliteStore(db);
+  }
+
+  async addKey(k: KeyRecord): Promise<void> {
+    this.db
+      .prepare('INSERT INTO api_keys (id, hash, mode, organization, name, hint, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(k.id, k.hash, k.mode, k.organization, k.name, k.hint, k.createdAt, k.revokedAt);
+  }
+
+  async findKey(id: string): Promise<KeyRecord | undefined> {
+    return this.db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE id = ?`).get(id) as KeyRecord | undefined;
+  }
+
+  async listKeys(): Promise<KeyRecord[]> {
+    return this.db.prepare(`SELECT ${KEY_COLUMNS} FROM api_keys ORDER BY created_at`).all() as KeyRecord[];
+  }
+
+  async revokeKey(id: string, at: string): Promise<boolean> {
+    return this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, id).changes === 1;
+  }
+
+  async recordUsage(u: UsageEntry): Promise<void> {
+    this.db
+      .prepare('INSERT INTO usage (request_id, key_id, organization, mode, route, input_tokens, at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(u.requestId, u.keyId, u.organization, u.mode, u.route, u.inputTokens, u.at);
+  }
+
+  async usage(range: { since?: string; until?: string } = {}): Promise<UsageTotal[]> {
+    return this.db
+      .prepare(
+        `SELECT organization, key_id AS keyId, mode, COUNT(*) AS requests, SUM(input_tokens) AS inputTokens FROM usage
+         WHERE at >= ? AND at < ? GROUP BY organization, key_id, mode ORDER BY organization, key_id`,
+      )
+      .all(normalise(range.since) ?? '', normalise(range.until) ?? '9999') as UsageTotal[];
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
+
+// Rows hold toISOString() text, so bounds must be in the same form to compare as text.
+function normalise(at: string | undefined): string | undefined {
+  return at === undefined ? undefined : new Date(at).toISOString();
+}

@@ -1,0 +1,115 @@
+// Real PostgreSQL and Redis servers for tests, from Debian's packages (installed here when
+// missing), each on a free loopback port with its data in a fresh temporary directory.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+
+export interface RunningServer {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => running.forEach((child) => child.kill('SIGKILL')));
+
+export async function startPostgres(): Promise<RunningServer> {
+  const bin = postgresBin() ?? (aptInstall('postgresql'), postgresBin());
+  if (!bin) throw new Error('PostgreSQL server binaries not found after installing postgresql');
+  const dir = mkdtempSync(join(tmpdir(), 'dm-pg-'));
+  // PostgreSQL refuses to run as root: as root, run it as the package's postgres user.
+  const owner: { uid?: number; gid?: number } = process.getuid?.() === 0 ? { uid: id('-u'), gid: id('-g') } : {};
+  if (owner.uid !== undefined) chownSync(dir, owner.uid, owner.gid!);
+  execFileSync(join(bin, 'initdb'), ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync'], { stdio: 'ignore', cwd: dir, ...owner });
+  const port = await freePort();
+  const args = ['-D', join(dir, 'data'), '-k', dir, '-h', '127.0.0.1', '-p', String(port), '-c', 'fsync=off', '-c', 'max_connections=50'];
+  const child = spawn(join(bin, 'postgres'), args, { stdio: 'ignore', cwd: dir, ...owner });
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  await ready(child, async () => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.end();
+  });
+  return { url, stop: () => stop(child, 'SIGINT', dir) };
+}
+
+export async function startRedis(): Promise<RunningServer> {
+  if (!onPath('redis-server')) aptInstall('redis-server');
+  const dir = mkdtempSync(join(tmpdir(), 'dm-redis-'));
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const url = `redis://127.0.0.1:${port}`;
+  await ready(child, async () => {
+    const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    try {
+      await redis.connect();
+      await redis.ping();
+    } finally {
+      redis.disconnect();
+    }
+  });
+  return { url, stop: () => stop(child, 'SIGTERM', dir) };
+}
+
+function postgresBin(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const version = readdirSync(root).sort((a, b) => Number(b) - Number(a)).find((v) => existsSync(join(root, v, 'bin', 'postgres')));
+  return version && join(root, version, 'bin');
+}
+
+function aptInstall(pkg: string): void {
+  const install = () => execFileSync('apt-get', ['install', '-y', '-q', '-o', 'DPkg::Lock::Timeout=600', pkg], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  try {
+    install();
+  } catch {
+    execFileSync('apt-get', ['update', '-q', '-o', 'DPkg::Lock::Timeout=600'], { stdio: 'ignore' });
+    install();
+  }
+}
+
+function onPath(command: string): boolean {
+  return (process.env.PATH ?? '').split(':').some((dir) => existsSync(join(dir, command)));
+}
+
+function id(flag: '-u' | '-g'): number {
+  return Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+async function ready(child: ChildProcess, probe: () => Promise<void>): Promise<void> {
+  running.add(child);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode} before it was ready`);
+    try {
+      return await probe();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+async function stop(child: ChildProcess, signal: NodeJS.Signals, dir: string): Promise<void> {
+  if (child.exitCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill(signal);
+    await exited;
+  }
+  running.delete(child);
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,35 @@
+// The real HTTP stack with the gate (keys, limits, ledger, metrics) wired from a configuration,
+// over the fake binding: what `decision-machine serve` runs, minus the model.
+import { Engine } from '../../src/engine/engine.js';
+import { decisions } from '../../src/service.js';
+import { routes } from '../../src/http/routes.js';
+import { serve } from '../../src/http/uws.js';
+import { createLogger } from '../../src/log.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { openAccess, type Access } from '../../src/auth/access.js';
+import { fakeBinding, type FakeBehaviour } from './fake-binding.js';
+import { SMALL } from './server.js';
+
+export interface GatedServer {
+  url: string;
+  engine: Engine;
+  access: Access;
+  close(): Promise<void>;
+}
+
+export async function startGatedServer(overrides: Partial<Config>, behaviour: Partial<FakeBehaviour> = {}, engine: Partial<typeof SMALL> = {}): Promise<GatedServer> {
+  const config = loadConfig({}, { maxBodyBytes: 1 << 20, ...overrides });
+  const e = await Engine.open({ ...SMALL, queue: 2, ...engine, modelPath: 'fake' }, fakeBinding(behaviour));
+  const access = await openAccess(config, () => e.stats(), createLogger('silent'));
+  const server = await serve(routes(decisions(e), access.gate), { host: '127.0.0.1', port: 0, maxBodyBytes: config.maxBodyBytes, log: createLogger('silent'), metrics: access.metrics });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    engine: e,
+    access,
+    close: async () => {
+      server.close();
+      await e.close();
+      await access.close();
+    },
+  };
+}

@@ -1,0 +1,127 @@
+// A contract test generated from /openapi.json: for every operation, the valid request from
+// test/helpers/examples.ts and invalid requests derived from the operation's request schema
+// (missing required fields, wrong types, unknown keys, bounds + 1, no body, bad JSON, no key,
+// body over the cap, wrong method). Each answer must have a documented status, the error envelope
+// for errors (with x-should-retry), and a body valid under the documented response schema.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { issueKey } from '../../src/auth/keys.js';
+import { startGatedServer } from '../helpers/gated-server.js';
+import { EXAMPLES, concrete } from '../helpers/examples.js';
+
+type Json = Record<string, any>;
+
+const dir = mkdtempSync(join(tmpdir(), 'dm-contract-'));
+const server = await startGatedServer({ auth: 'on', databaseUrl: join(dir, 'service.db'), rateLimit: 100_000, maxBodyBytes: 256 * 1024 });
+t.teardown(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+const { key } = await issueKey(server.access.store, 'test', 'contract');
+const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as Json;
+
+const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: false });
+ajv.addSchema({ $id: 'doc', components: doc.components });
+const compiled = new Map<string, ReturnType<typeof ajv.compile>>();
+function validator(schema: Json) {
+  const text = JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/');
+  if (!compiled.has(text)) compiled.set(text, ajv.compile(JSON.parse(text)));
+  return compiled.get(text)!;
+}
+const resolve = (schema: Json): Json => (schema.$ref ? resolve(doc.components.schemas[schema.$ref.split('/').pop()])  : schema);
+
+interface Case {
+  name: string;
+  method: string;
+  path: string;
+  body?: string;
+  auth?: boolean;
+  expect?: number; // a specific status, else any documented one
+}
+
+/** Invalid variants of a valid body, derived from the request schema. */
+function invalidBodies(schema: Json, valid: Json): [string, unknown][] {
+  const s = resolve(schema);
+  const out: [string, unknown][] = [['array body', []], ['empty object', {}]];
+  const props: Json = s.properties ?? {};
+  for (const name of s.required ?? []) {
+    const { [name]: _dropped, ...rest } = valid;
+    out.push([`without required ${name}`, rest]);
+  }
+  for (const [name, raw] of Object.entries(props)) {
+    const p = resolve(raw as Json);
+    const wrong = p.type === 'string' ? 12345 : p.type === 'number' || p.type === 'integer' || p.type === 'array' || p.type === 'object' || p.type === 'boolean' ? 'not the right type' : undefined;
+    if (wrong !== undefined && name in valid) out.push([`${name} of the wrong type`, { ...valid, [name]: wrong }]);
+    if (typeof p.maxLength === 'number') out.push([`${name} over maxLength`, { ...valid, [name]: 'x'.repeat(p.maxLength + 1) }]);
+    if (typeof p.maxItems === 'number' && Array.isArray(valid[name])) out.push([`${name} over maxItems`, { ...valid, [name]: Array(p.maxItems + 1).fill(valid[name][0]) }]);
+    if (typeof p.minItems === 'number' && p.minItems > 0 && Array.isArray(valid[name])) out.push([`${name} under minItems`, { ...valid, [name]: valid[name].slice(0, p.minItems - 1) }]);
+  }
+  if (s.additionalProperties === false) out.push(['an unknown key', { ...valid, zz_unknown: 1 }]);
+  return out;
+}
+
+const cases: Case[] = [];
+for (const [pattern, item] of Object.entries(doc.paths as Json)) {
+  for (const [method, op] of Object.entries(item as Json)) {
+    const path = concrete(pattern);
+    const guarded = pattern.startsWith('/v1/');
+    const json = op.requestBody?.content?.['application/json']?.schema;
+    const example = EXAMPLES[pattern] as Json | undefined;
+    if (op.requestBody && !example) t.fail(`${pattern}: no example request`);
+    cases.push({ name: `${op.operationId}: valid`, method, path, body: example && JSON.stringify(example), expect: 200 });
+    cases.push({ name: `${op.operationId}: wrong method`, method: method === 'get' ? 'delete' : 'put', path, expect: 404 });
+    if (guarded) cases.push({ name: `${op.operationId}: no key`, method, path, body: example && JSON.stringify(example), auth: false, expect: 401 });
+    if (pattern === '/v1/models/{id}') cases.push({ name: 'retrieveModel: unknown id', method, path: '/v1/models/gpt-4o', expect: 404 });
+    if (!json || !example) continue;
+    cases.push({ name: `${op.operationId}: no body`, method, path, body: '', expect: 400 });
+    cases.push({ name: `${op.operationId}: invalid JSON`, method, path, body: '{"text": ', expect: 400 });
+    cases.push({ name: `${op.operationId}: over the body cap`, method, path, body: JSON.stringify({ ...example, text: 'x'.repeat(300 * 1024) }), expect: 413 });
+    for (const [what, body] of invalidBodies(json, example)) cases.push({ name: `${op.operationId}: ${what}`, method, path, body: JSON.stringify(body), expect: 400 });
+  }
+}
+
+t.test('every operation against its documented contract', async (t) => {
+  const failures: string[] = [];
+  for (const c of cases) {
+    const res = await fetch(server.url + c.path, {
+      method: c.method.toUpperCase(),
+      headers: { 'content-type': 'application/json', ...(c.auth === false ? {} : { authorization: `Bearer ${key}` }) },
+      body: c.body,
+    });
+    const text = await res.text();
+    const fail = (why: string) => failures.push(`${c.name} (${c.method.toUpperCase()} ${c.path}): ${why}; got ${res.status} ${text.slice(0, 160)}`);
+    if (c.expect !== undefined && res.status !== c.expect) {
+      fail(`expected ${c.expect}`);
+      continue;
+    }
+    if (res.status === 404 && c.expect === 404 && !c.path.startsWith('/v1/models/gpt')) {
+      if (text !== 'Not Found' || !res.headers.get('content-type')?.startsWith('text/plain')) fail('expected plain-text Not Found');
+      continue;
+    }
+    const pattern = Object.keys(doc.paths).find((p) => concrete(p) === c.path || (p === '/v1/models/{id}' && c.path.startsWith('/v1/models/')))!;
+    const response = doc.paths[pattern][c.method]?.responses?.[String(res.status)];
+    if (!response) {
+      fail('status not documented');
+      continue;
+    }
+    const schema = response.content?.['application/json']?.schema;
+    if (!schema) continue;
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      fail('not JSON');
+      continue;
+    }
+    const validate = validator(schema);
+    if (!validate(body)) fail(`body does not match the documented schema: ${ajv.errorsText(validate.errors)}`);
+    if (res.status >= 400 && res.headers.get('x-should-retry') === null) fail('error without x-should-retry');
+    for (const header of Object.keys(response.headers ?? {})) if (res.status === 200 && res.headers.get(header) === null) fail(`documented header ${header} missing`);
+  }
+  t.comment(`contract: ${cases.length} cases over ${Object.values(doc.paths).reduce((n: number, i) => n + Object.keys(i as Json).length, 0)} operations, ${failures.length} failures`);
+  t.same(failures, [], '0 failures');
+  t.ok(cases.length > 100);
+});
