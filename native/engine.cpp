@@ -1,10 +1,16 @@
 #include "engine.h"
 
 #include <algorithm>
+#include <limits>
+
+#include "transcribe.h"
+
+// Completion id of a finished whisper model load (job ids count up from 1).
+constexpr uint64_t kWhisperLoad = std::numeric_limits<uint64_t>::max();
 
 // A message from a slot thread (or the loader thread) to the main thread.
 struct Completion {
-  uint64_t id;  // 0: the model load finished
+  uint64_t id;  // 0: the model load finished; kWhisperLoad: the whisper model load finished
   JobOutcome outcome;
 };
 
@@ -62,6 +68,41 @@ Napi::Value ToJs(Napi::Env env, const SpanResult &r) {
   return out;
 }
 
+Napi::Value ToJs(Napi::Env env, const TranscribeResult &r) {
+  Napi::Object out = StatsToJs(env, r);
+  out.Set("samples", static_cast<double>(r.samples));
+  out.Set("format", r.format);
+  out.Set("codec", r.codec);
+  Napi::Array segments = Napi::Array::New(env, r.segments.size());
+  for (size_t s = 0; s < r.segments.size(); ++s) {
+    const TranscribedSegment &seg = r.segments[s];
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("start", seg.t0);
+    o.Set("end", seg.t1);
+    o.Set("noSpeech", seg.no_speech);
+    Napi::Array tokens = Napi::Array::New(env, seg.tokens.size());
+    for (size_t t = 0; t < seg.tokens.size(); ++t) {
+      const TranscribedToken &tok = seg.tokens[t];
+      Napi::Object to = Napi::Object::New(env);
+      to.Set("text", tok.text);
+      to.Set("start", tok.t0);
+      to.Set("end", tok.t1);
+      to.Set("aligned", tok.t_dtw);
+      to.Set("p", tok.p);
+      tokens.Set(t, to);
+    }
+    o.Set("tokens", tokens);
+    segments.Set(s, o);
+  }
+  out.Set("segments", segments);
+  if (!r.pcm.empty()) {
+    Napi::Float32Array pcm = Napi::Float32Array::New(env, r.pcm.size());
+    std::copy(r.pcm.begin(), r.pcm.end(), pcm.Data());
+    out.Set("pcm", pcm);
+  }
+  return out;
+}
+
 int32_t IntOption(const Napi::Object &o, const char *key, int32_t fallback) {
   Napi::Value v = o.Get(key);
   return v.IsNumber() ? v.As<Napi::Number>().Int32Value() : fallback;
@@ -71,10 +112,12 @@ int32_t IntOption(const Napi::Object &o, const char *key, int32_t fallback) {
 
 Napi::Function Engine::Define(Napi::Env env) {
   return DefineClass(env, "Engine",
-                     {InstanceMethod("load", &Engine::Load), InstanceMethod("info", &Engine::Info),
+                     {InstanceMethod("load", &Engine::Load), InstanceMethod("loadWhisper", &Engine::LoadWhisper),
+                      InstanceMethod("info", &Engine::Info),
                       InstanceMethod("tokenize", &Engine::Tokenize),
                       InstanceMethod("applyTemplate", &Engine::ApplyTemplate),
-                      InstanceMethod("submit", &Engine::Submit), InstanceMethod("cancel", &Engine::Cancel),
+                      InstanceMethod("submit", &Engine::Submit), InstanceMethod("transcribe", &Engine::Transcribe),
+                      InstanceMethod("cancel", &Engine::Cancel),
                       InstanceMethod("tokenBytes", &Engine::TokenBytes),
                       InstanceMethod("specialTokens", &Engine::SpecialTokens),
                       InstanceMethod("stats", &Engine::Stats), InstanceMethod("close", &Engine::Close)});
@@ -103,6 +146,8 @@ void Engine::Shutdown() {
   if (loader_.joinable()) loader_.join();
   loaded_ = false;
   pool_.reset();
+  if (whisper_ != nullptr) whisper_free(whisper_);
+  whisper_ = nullptr;
   if (model_ != nullptr) llama_model_free(model_);
   model_ = nullptr;
 }
@@ -139,6 +184,12 @@ void Engine::Finish(Napi::Env env, Completion *c) {
     loaded_ = o.status == JobStatus::ok;
     if (loaded_) deferred.Resolve(env.Undefined());
     else deferred.Reject(CodedError(env, "load_failed", o.message).Value());
+  } else if (c->id == kWhisperLoad) {
+    if (loader_.joinable()) loader_.join();
+    if (o.status == JobStatus::ok) deferred.Resolve(env.Undefined());
+    else deferred.Reject(CodedError(env, "load_failed", o.message).Value());
+  } else if (o.status == JobStatus::rejected) {
+    deferred.Reject(CodedError(env, o.code.c_str(), o.message).Value());
   } else if (o.status == JobStatus::ok) {
     deferred.Resolve(std::visit([env](const auto &r) { return ToJs(env, r); }, o.result));
   } else {
@@ -186,6 +237,35 @@ Napi::Value Engine::Load(const Napi::CallbackInfo &info) {
         llama_model_free(model_);
         model_ = nullptr;
       }
+    }
+    tsfn_.BlockingCall(c);
+  });
+  return deferred.Promise();
+}
+
+// loadWhisper({ modelPath, heads }) -> Promise<void>: a whisper.cpp ggml model for transcription
+// jobs, read on a separate thread after load() finished. `heads` names the model's alignment heads
+// ("base", "tiny.en"...) for word timestamps.
+Napi::Value Engine::LoadWhisper(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  REQUIRE(info.Length() == 1 && info[0].IsObject(), "loadWhisper(options) expects an object");
+  REQUIRE(loaded_ && !loader_.joinable(), "load() must finish before loadWhisper()");
+  REQUIRE(whisper_ == nullptr, "a whisper model is already loaded");
+  Napi::Object o = info[0].As<Napi::Object>();
+  REQUIRE(o.Get("modelPath").IsString(), "options.modelPath must be a string");
+  std::string path = o.Get("modelPath").As<Napi::String>();
+  std::string heads = o.Get("heads").IsString() ? o.Get("heads").As<Napi::String>().Utf8Value() : "";
+  Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);
+  waiting_.emplace(kWhisperLoad, deferred);
+  Hold(env);
+  loader_ = std::thread([this, path, heads] {
+    auto *c = new Completion{kWhisperLoad, {}};
+    whisper_ = load_whisper(path, heads);
+    if (whisper_ == nullptr) {
+      c->outcome.message = "could not load whisper model " + path;
+    } else {
+      pool_->set_whisper(whisper_);
+      c->outcome.status = JobStatus::ok;
     }
     tsfn_.BlockingCall(c);
   });
@@ -347,6 +427,36 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   return out;
 }
 
+// transcribe({ audio: Uint8Array, maxSeconds, language, wantPcm }) -> { id, result: Promise<TranscribeResult> }
+// A job like submit()'s (cancel(id) works the same); bad audio rejects with code "invalid_audio"
+// or "audio_too_long". The bytes are copied: the caller may reuse its buffer at once.
+Napi::Value Engine::Transcribe(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  REQUIRE(info.Length() == 1 && info[0].IsObject(), "transcribe(job) expects an object");
+  if (Vocab(env) == nullptr) return env.Undefined();
+  Napi::Object o = info[0].As<Napi::Object>();
+  REQUIRE(whisper_ != nullptr, "no whisper model is loaded: call loadWhisper() first");
+  Napi::Value audio = o.Get("audio");
+  REQUIRE(audio.IsTypedArray() && audio.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array,
+          "job.audio must be a Uint8Array");
+  Napi::Uint8Array bytes = audio.As<Napi::Uint8Array>();
+  TranscribeJob job;
+  job.audio.assign(bytes.Data(), bytes.Data() + bytes.ElementLength());
+  if (o.Get("maxSeconds").IsNumber()) job.max_seconds = o.Get("maxSeconds").As<Napi::Number>().DoubleValue();
+  REQUIRE(job.max_seconds > 0, "job.maxSeconds must be positive");
+  if (o.Get("language").IsString()) job.language = o.Get("language").As<Napi::String>().Utf8Value();
+  REQUIRE(job.language == "auto" || whisper_lang_id(job.language.c_str()) >= 0, "job.language is not a whisper language code");
+  job.want_pcm = o.Get("wantPcm").ToBoolean();
+  Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);
+  uint64_t id = pool_->submit(std::move(job));
+  waiting_.emplace(id, deferred);
+  Hold(env);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("id", static_cast<double>(id));
+  out.Set("result", deferred.Promise());
+  return out;
+}
+
 // tokenBytes(tokens) -> Int32Array: the UTF-8 byte length of each token's text, for offsets.
 Napi::Value Engine::TokenBytes(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -394,6 +504,7 @@ Napi::Value Engine::Stats(const Napi::CallbackInfo &info) {
   out.Set("completed", static_cast<double>(s.completed));
   out.Set("failed", static_cast<double>(s.failed));
   out.Set("cancelled", static_cast<double>(s.cancelled));
+  out.Set("rejected", static_cast<double>(s.rejected));
   return out;
 }
 

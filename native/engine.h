@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "slot_pool.h"
+#include "whisper.h"
 
 struct Completion;
 
@@ -25,6 +26,8 @@ class Engine : public Napi::ObjectWrap<Engine> {
   static void Deliver(Napi::Env env, Napi::Function, Engine *engine, Completion *c);
 
   Napi::Value Load(const Napi::CallbackInfo &info);
+  Napi::Value LoadWhisper(const Napi::CallbackInfo &info);
+  Napi::Value Transcribe(const Napi::CallbackInfo &info);
   Napi::Value Info(const Napi::CallbackInfo &info);
   Napi::Value Tokenize(const Napi::CallbackInfo &info);
   Napi::Value ApplyTemplate(const Napi::CallbackInfo &info);
@@ -44,6 +47,7 @@ class Engine : public Napi::ObjectWrap<Engine> {
 
   Napi::TypedThreadSafeFunction<Engine, Completion, Deliver> tsfn_;
   llama_model *model_ = nullptr;
+  whisper_context *whisper_ = nullptr;  // the transcription model, once loadWhisper finished
   std::unique_ptr<SlotPool> pool_;
   std::thread loader_;
   std::unordered_map<uint64_t, Napi::Promise::Deferred> waiting_;  // job id (0 = load) -> promise

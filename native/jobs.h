@@ -59,13 +59,44 @@ struct SpanResult : JobStats {
   std::vector<float> none_logprob;       // per branch: log P(none) at the first answer token
 };
 
-using Job = std::variant<ScoreJob, SpanJob>;
-using JobResult = std::variant<ScoreResult, SpanResult>;
+// Decode an audio file held in memory and transcribe it with whisper.cpp (see transcribe.h).
+struct TranscribeJob {
+  Tokens prefix;                // always empty: no llama prefix cache to match
+  std::vector<uint8_t> audio;   // the file's bytes, any supported container and codec
+  double max_seconds = 900;     // decoded (or declared) length above this is refused
+  std::string language = "en";  // whisper language code
+  bool want_pcm = false;        // hand the decoded 16 kHz mono samples back (diarization reads them)
+};
 
-enum class JobStatus { ok, cancelled, failed };
+struct TranscribedToken {
+  std::string text;  // as whisper writes it: a leading space starts a new word
+  double t0, t1;     // seconds, whisper's timestamp-token estimate
+  double t_dtw;      // seconds, cross-attention alignment (DTW); -1 when not computed
+  float p;           // probability
+};
+
+struct TranscribedSegment {
+  double t0, t1;  // seconds
+  float no_speech;
+  std::vector<TranscribedToken> tokens;  // text tokens only (no special or timestamp tokens)
+};
+
+struct TranscribeResult : JobStats {
+  int64_t samples = 0;  // decoded 16 kHz mono samples
+  std::string format, codec;
+  std::vector<TranscribedSegment> segments;
+  std::vector<float> pcm;  // only with want_pcm
+};
+
+using Job = std::variant<ScoreJob, SpanJob, TranscribeJob>;
+using JobResult = std::variant<ScoreResult, SpanResult, TranscribeResult>;
+
+// rejected: the input cannot be processed (bad audio); not worth a retry.
+enum class JobStatus { ok, cancelled, failed, rejected };
 
 struct JobOutcome {
   JobStatus status = JobStatus::failed;
   std::string message;  // set when status != ok
+  std::string code;     // set when status == rejected ("invalid_audio", "audio_too_long")
   JobResult result;     // set when status == ok
 };

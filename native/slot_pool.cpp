@@ -6,10 +6,13 @@
 
 #include "scoring.h"
 #include "span_kernel.h"
+#include "transcribe.h"
+#include "audio_decode.h"
 
 struct SlotPool::Slot {
   llama_context *ctx = nullptr;
   std::unique_ptr<Decoder> decoder;
+  whisper_state *wstate = nullptr;           // made on the slot's first transcription
   std::thread thread;
   uint64_t job_id = 0;                       // 0 when idle; guarded by mu_
   int32_t reserved = 0;                      // queued jobs meant for this slot; guarded by mu_
@@ -18,7 +21,8 @@ struct SlotPool::Slot {
   std::atomic<bool> *abort_now = nullptr;    // read by llama's abort callback on this thread
 };
 
-SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, Done done) : done_(std::move(done)) {
+SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, Done done)
+    : done_(std::move(done)), n_threads_(cfg.n_threads) {
   for (int32_t i = 0; i < n_slots; ++i) {
     auto slot = std::make_unique<Slot>();
     llama_context_params p = llama_context_default_params();
@@ -62,7 +66,13 @@ SlotPool::~SlotPool() {
   for (auto &s : slots_) {
     if (s->thread.joinable()) s->thread.join();
     llama_free(s->ctx);
+    if (s->wstate != nullptr) whisper_free_state(s->wstate);
   }
+}
+
+void SlotPool::set_whisper(whisper_context *ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  whisper_ = ctx;
 }
 
 uint64_t SlotPool::submit(Job &&job) {
@@ -119,6 +129,7 @@ PoolStats SlotPool::stats() {
 }
 
 void SlotPool::work(Slot &slot, int32_t index) {
+  whisper_context *whisper = nullptr;
   for (;;) {
     Pending p{0, {}, nullptr};
     {
@@ -134,6 +145,7 @@ void SlotPool::work(Slot &slot, int32_t index) {
       if (p.slot == index) --slot.reserved;
       slot.job_id = p.id;
       slot.abort = p.abort;
+      whisper = whisper_;
     }
     slot.abort_now = p.abort.get();
     JobOutcome out;
@@ -141,14 +153,29 @@ void SlotPool::work(Slot &slot, int32_t index) {
     try {
       Decoder &d = *slot.decoder;
       out.result = std::visit(
-          [&d](const auto &job) -> JobResult {
-            if constexpr (std::is_same_v<std::decay_t<decltype(job)>, ScoreJob>) return score_options(d, job);
-            else return copy_spans(d, job);
+          [&](const auto &job) -> JobResult {
+            using J = std::decay_t<decltype(job)>;
+            if constexpr (std::is_same_v<J, ScoreJob>) return score_options(d, job);
+            else if constexpr (std::is_same_v<J, SpanJob>) return copy_spans(d, job);
+            else {
+              if (whisper == nullptr) throw std::runtime_error("no transcription model is loaded");
+              return transcribe(whisper, slot.wstate, job, n_threads_, p.abort.get());
+            }
           },
           p.job);
       std::visit([&](auto &r) { r.decode_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); },
                  out.result);
       out.status = JobStatus::ok;
+    } catch (const InvalidAudio &e) {
+      out.status = JobStatus::rejected;
+      out.code = e.code;
+      out.message = e.what();
+    } catch (const DecodeAborted &) {
+      out.status = JobStatus::cancelled;
+      out.message = "cancelled";
+    } catch (const TranscribeAborted &) {
+      out.status = JobStatus::cancelled;
+      out.message = "cancelled";
     } catch (const Aborted &) {
       slot.decoder->reset();  // partial state stays behind an abort: start the next job clean
       out.status = JobStatus::cancelled;
@@ -166,6 +193,7 @@ void SlotPool::work(Slot &slot, int32_t index) {
       slot.cached = slot.decoder->cached_tokens();
       if (out.status == JobStatus::ok) ++counts_.completed;
       else if (out.status == JobStatus::cancelled) ++counts_.cancelled;
+      else if (out.status == JobStatus::rejected) ++counts_.rejected;
       else ++counts_.failed;
     }
     done_(p.id, std::move(out));

@@ -1,4 +1,5 @@
-// A fixed pool of inference slots. Each slot is one native thread with its own llama_context;
+// A fixed pool of inference slots. Each slot is one native thread with its own llama_context
+// (and, once it has transcribed, its own whisper_state);
 // jobs wait in one FIFO shared by the slots. A job that arrives while slots are idle goes to the
 // idle slot whose prefix cache shares most of its prompt (same text, same instructions). The pool does no admission control: the caller
 // decides how much to submit (the TypeScript engine refuses with 529 when it is full).
@@ -14,6 +15,8 @@
 
 #include "jobs.h"
 
+struct whisper_context;
+
 struct SlotConfig {
   int32_t n_ctx;      // tokens of KV cache per slot
   int32_t n_batch;    // tokens per llama_decode call
@@ -23,7 +26,7 @@ struct SlotConfig {
 
 struct PoolStats {
   int32_t slots, running, queued;
-  uint64_t completed, failed, cancelled;
+  uint64_t completed, failed, cancelled, rejected;
 };
 
 class SlotPool {
@@ -35,6 +38,10 @@ class SlotPool {
   SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, Done done);
   // Cancels queued and running jobs (each still gets its Done call) and joins the threads.
   ~SlotPool();
+
+  // The whisper model transcription jobs use (owned by the caller, outlives the pool). Each slot
+  // makes its own whisper_state on its first transcription.
+  void set_whisper(whisper_context *ctx);
 
   uint64_t submit(Job &&job);
   // Queued: removed and finished as cancelled. Running: its decode aborts at the next graph node.
@@ -53,11 +60,13 @@ class SlotPool {
   bool eligible(const Pending &p, int32_t index) const { return p.slot < 0 || p.slot == index; }
 
   Done done_;
+  int32_t n_threads_;
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<Pending> queue_;
   std::vector<std::unique_ptr<Slot>> slots_;
   uint64_t next_id_ = 1;
   bool stopping_ = false;
+  whisper_context *whisper_ = nullptr;
   PoolStats counts_{};
 };

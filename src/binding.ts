@@ -75,6 +75,37 @@ export interface SpanResult extends JobStats {
 
 export type NativeJob = ({ kind: 'score' } & ScoreJob) | ({ kind: 'spans' } & SpanJob);
 
+/** Decode an audio file and transcribe it with whisper.cpp on a slot (see native/transcribe.h). */
+export interface TranscribeJob {
+  audio: Uint8Array; // the file's bytes; copied at submit
+  maxSeconds: number; // longer audio is refused with code "audio_too_long"
+  language: string; // whisper language code, or "auto"
+  wantPcm?: boolean; // return the decoded 16 kHz mono samples
+}
+
+export interface TranscribedToken {
+  text: string; // a leading space starts a new word
+  start: number; // seconds, whisper's timestamp-token estimate
+  end: number;
+  aligned: number; // seconds, cross-attention (DTW) alignment; -1 when not computed
+  p: number;
+}
+
+export interface TranscribedSegment {
+  start: number;
+  end: number;
+  noSpeech: number;
+  tokens: TranscribedToken[];
+}
+
+export interface TranscribeResult extends JobStats {
+  samples: number; // decoded 16 kHz mono samples
+  format: string; // demuxer, e.g. "mp3"
+  codec: string; // decoder, e.g. "opus"
+  segments: TranscribedSegment[];
+  pcm?: Float32Array; // with wantPcm
+}
+
 export interface PoolStats {
   slots: number;
   running: number;
@@ -96,6 +127,10 @@ export interface NativeEngine {
   tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Int32Array;
   applyTemplate(messages: ChatMessage[], addAssistant: boolean): string;
   submit(job: NativeJob): { id: number; result: Promise<ScoreResult | SpanResult> };
+  /** A whisper.cpp ggml model for transcription jobs; `heads` is its alignment-head preset. Absent in test fakes. */
+  loadWhisper?(options: { modelPath: string; heads: string }): Promise<void>;
+  /** A transcription job on the slots; bad audio rejects with code "invalid_audio" or "audio_too_long". */
+  transcribe?(job: TranscribeJob): { id: number; result: Promise<TranscribeResult> };
   /** UTF-8 byte length of each token's text. */
   tokenBytes(tokens: Int32Array): Int32Array;
   /** End-of-generation and end-of-turn token ids (-1 when absent). */

@@ -3,6 +3,7 @@
 import { loadBinding, type NativeBinding, type NativeEngine, type NativeJob, type ScoreJob, type ScoreResult } from '../binding.js';
 import type { SpanJob, SpanResult } from '../binding.js';
 import type { ChatMessage, ModelInfo } from '../binding.js';
+import type { TranscribeJob, TranscribeResult } from '../binding.js';
 import { CancelledError, ServiceError } from '../errors.js';
 
 export interface EngineOptions {
@@ -47,6 +48,7 @@ export class Engine {
   /** Tokens that end the model's reply. */
   readonly stopTokens: Int32Array;
   private inflight = 0;
+  private transcribes = false;
   private refused = 0;
   private closed = false;
   private drained: (() => void) | undefined;
@@ -94,6 +96,48 @@ export class Engine {
   /** UTF-8 byte length of each token's text. */
   tokenBytes(tokens: Int32Array): Int32Array {
     return this.native.tokenBytes(tokens);
+  }
+
+  /** Loads a whisper.cpp model into the same slots; `heads` is its alignment-head preset. */
+  async loadWhisper(modelPath: string, heads: string): Promise<void> {
+    if (!this.native.loadWhisper) throw new Error('this binding cannot transcribe');
+    await this.native.loadWhisper({ modelPath, heads });
+    this.transcribes = true;
+  }
+
+  /** Whether a whisper model is loaded. */
+  get canTranscribe(): boolean {
+    return this.transcribes;
+  }
+
+  /**
+   * Decodes and transcribes one audio file on a slot, admitted like any request (529 when full)
+   * and cancelled by `signal`. Bad audio is a client error (400, or 413 when too long), not retried.
+   */
+  transcribe(job: TranscribeJob, signal?: AbortSignal): Promise<TranscribeResult> {
+    return this.session(() => this.transcribeOnSlot(job, signal), signal);
+  }
+
+  private async transcribeOnSlot(job: TranscribeJob, signal?: AbortSignal): Promise<TranscribeResult> {
+    let last = '';
+    for (let i = 0; i < ATTEMPTS; i++) {
+      if (signal?.aborted) throw new CancelledError();
+      const { id, result } = this.native.transcribe!(job);
+      const cancel = () => this.native.cancel(id);
+      signal?.addEventListener('abort', cancel, { once: true });
+      try {
+        return await result;
+      } catch (err) {
+        const { code, message } = err as { code?: string; message: string };
+        if (code === 'cancelled' || signal?.aborted) throw new CancelledError();
+        if (code === 'invalid_audio') throw new ServiceError('invalid_request', `body: ${message}`);
+        if (code === 'audio_too_long') throw new ServiceError('payload_too_large', `body: ${message}`);
+        last = message;
+      } finally {
+        signal?.removeEventListener('abort', cancel);
+      }
+    }
+    throw new ServiceError('runner_error', `inference failed twice: ${last}`);
   }
 
 

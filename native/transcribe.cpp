@@ -1,0 +1,76 @@
+#include "transcribe.h"
+
+#include <map>
+#include <stdexcept>
+
+#include "audio_decode.h"
+
+namespace {
+
+const std::map<std::string, whisper_alignment_heads_preset> kHeads = {
+    {"tiny.en", WHISPER_AHEADS_TINY_EN}, {"tiny", WHISPER_AHEADS_TINY},   {"base.en", WHISPER_AHEADS_BASE_EN},
+    {"base", WHISPER_AHEADS_BASE},       {"small.en", WHISPER_AHEADS_SMALL_EN}, {"small", WHISPER_AHEADS_SMALL},
+};
+
+}  // namespace
+
+whisper_context *load_whisper(const std::string &path, const std::string &heads) {
+  whisper_context_params cp = whisper_context_default_params();
+  cp.use_gpu = false;
+  auto preset = kHeads.find(heads);
+  if (preset != kHeads.end()) {
+    // Word times come from cross-attention alignment (DTW); whisper.cpp runs it without flash attention.
+    cp.flash_attn = false;
+    cp.dtw_token_timestamps = true;
+    cp.dtw_aheads_preset = preset->second;
+  }
+  return whisper_init_from_file_with_params_no_state(path.c_str(), cp);
+}
+
+TranscribeResult transcribe(whisper_context *ctx, whisper_state *&state, const TranscribeJob &job, int n_threads,
+                            std::atomic<bool> *abort) {
+  DecodedAudio audio = decode_audio(job.audio.data(), job.audio.size(), job.max_seconds, abort);
+  TranscribeResult r;
+  r.samples = static_cast<int64_t>(audio.pcm.size());
+  r.format = audio.format;
+  r.codec = audio.codec;
+  if (state == nullptr) state = whisper_init_state(ctx);
+  if (state == nullptr) throw std::runtime_error("could not create a whisper state");
+
+  whisper_full_params p = whisper_full_default_params(WHISPER_SAMPLING_GREEDY);
+  p.n_threads = n_threads;
+  p.language = job.language.c_str();
+  p.detect_language = false;
+  p.translate = false;
+  p.print_progress = p.print_realtime = p.print_special = p.print_timestamps = false;
+  p.token_timestamps = true;
+  p.suppress_nst = true;  // no "[music]"-style tokens in a transcript
+  p.abort_callback = [](void *data) { return static_cast<std::atomic<bool> *>(data)->load(std::memory_order_relaxed); };
+  p.abort_callback_user_data = abort;
+  p.encoder_begin_callback = [](whisper_context *, whisper_state *, void *data) {
+    return !static_cast<std::atomic<bool> *>(data)->load(std::memory_order_relaxed);
+  };
+  p.encoder_begin_callback_user_data = abort;
+  int rc = whisper_full_with_state(ctx, state, p, audio.pcm.data(), static_cast<int>(audio.pcm.size()));
+  if (abort->load()) throw TranscribeAborted{};
+  if (rc != 0) throw std::runtime_error("whisper_full failed with code " + std::to_string(rc));
+
+  const whisper_token eot = whisper_token_eot(ctx);
+  const int n_segments = whisper_full_n_segments_from_state(state);
+  for (int s = 0; s < n_segments; ++s) {
+    TranscribedSegment seg;
+    seg.t0 = whisper_full_get_segment_t0_from_state(state, s) / 100.0;
+    seg.t1 = whisper_full_get_segment_t1_from_state(state, s) / 100.0;
+    seg.no_speech = whisper_full_get_segment_no_speech_prob_from_state(state, s);
+    const int n_tokens = whisper_full_n_tokens_from_state(state, s);
+    for (int t = 0; t < n_tokens; ++t) {
+      whisper_token_data d = whisper_full_get_token_data_from_state(state, s, t);
+      if (d.id >= eot) continue;  // special and timestamp tokens
+      seg.tokens.push_back({whisper_full_get_token_text_from_state(ctx, state, s, t), d.t0 / 100.0, d.t1 / 100.0,
+                            d.t_dtw >= 0 ? d.t_dtw / 100.0 : -1.0, d.p});
+    }
+    r.segments.push_back(std::move(seg));
+  }
+  if (job.want_pcm) r.pcm = std::move(audio.pcm);
+  return r;
+}

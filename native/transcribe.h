@@ -1,0 +1,18 @@
+// whisper.cpp transcription on a slot thread: one whisper_context (weights) shared by the pool,
+// one whisper_state per slot, created on the slot's first transcription and kept.
+#pragma once
+#include <atomic>
+
+#include "jobs.h"
+#include "whisper.h"
+
+// Loads a whisper.cpp ggml model with DTW token timestamps for `heads` ("base", "tiny.en"...;
+// "" for none). Returns nullptr when the file cannot be loaded.
+whisper_context *load_whisper(const std::string &path, const std::string &heads);
+
+// Decodes job.audio and transcribes it. Throws InvalidAudio for bad input, DecodeAborted or
+// TranscribeAborted when `abort` turns true, std::runtime_error when whisper fails.
+TranscribeResult transcribe(whisper_context *ctx, whisper_state *&state, const TranscribeJob &job, int n_threads,
+                            std::atomic<bool> *abort);
+
+struct TranscribeAborted {};
