@@ -19,7 +19,8 @@ export interface Access {
 
 export async function openAccess(config: Config, stats: () => EngineStats, log: Logger): Promise<Access> {
   const store = await openStore(config.databaseUrl);
-  const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  const redisError = (err: Error) => log.error('redis', { error: err.message });
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, redisError) : undefined;
   const metrics = new Metrics(stats);
   let keys: KeyChecker | undefined;
   let limiter: Limiter | undefined;
@@ -27,7 +28,7 @@ export async function openAccess(config: Config, stats: () => EngineStats, log: 
   if (config.auth === 'on') {
     const checker = new KeyChecker(store, config.keyCacheSeconds * 1000);
     keys = checker;
-    if (config.redisUrl) subscriber = await subscribeRevocations(config.redisUrl, (id) => checker.forget(id));
+    if (config.redisUrl) subscriber = await subscribeRevocations(config.redisUrl, (id) => checker.forget(id), redisError);
     if (config.rateLimit > 0) limiter = redis ? new RedisLimiter(redis, config.rateLimit) : new MemoryLimiter(config.rateLimit);
   }
   const gate = new Gate({ keys, limiter, ledger: store, metrics, log });

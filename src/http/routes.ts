@@ -80,7 +80,7 @@ export function routes(service: Service, gate: Gate = new Gate()): Route[] {
       method: 'get',
       path: '/v1/models/:id',
       handler: async (req) => {
-        const id = decodeURIComponent(req.path.slice('/v1/models/'.length));
+        const id = decodePath(req.path.slice('/v1/models/'.length));
         if (id !== MODEL_ID) throw new ServiceError('model_not_found', `model ${JSON.stringify(id)} not found; use "${MODEL_ID}"`);
         return { status: 200, body: MODEL };
       },
@@ -130,6 +130,15 @@ function describe(service: Service, gate: Gate) {
     openapi: '/openapi.json',
     endpoints: Object.keys(CAPABILITIES).map((c) => `${CAPABILITY_PREFIX}/${c}`),
   };
+}
+
+/** A percent-decoded path segment; malformed escapes (`%ff`) are kept as sent rather than thrown. */
+function decodePath(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /** A capability endpoint: JSON in, typed result out, input size in x-input-* headers. */

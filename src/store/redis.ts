@@ -25,9 +25,11 @@ end
 return {1, n, left}
 `;
 
-export function connectRedis(url: string): Redis {
-  // Commands fail fast while Redis is away instead of queueing without bound.
-  return new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
+/** A connection that reconnects by itself; while Redis is away, commands fail fast (a 500 for the request). */
+export function connectRedis(url: string, onError: (err: Error) => void = () => {}): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  redis.on('error', onError);
+  return redis;
 }
 
 export class RedisLimiter implements Limiter {
@@ -50,8 +52,8 @@ export async function publishRevocation(redis: Redis, keyId: string): Promise<vo
 }
 
 /** Calls `onRevoked` with each revoked key id; resolves once subscribed. Returns the subscriber connection. */
-export async function subscribeRevocations(url: string, onRevoked: (keyId: string) => void): Promise<Redis> {
-  const sub = connectRedis(url);
+export async function subscribeRevocations(url: string, onRevoked: (keyId: string) => void, onError?: (err: Error) => void): Promise<Redis> {
+  const sub = connectRedis(url, onError);
   sub.on('message', (_channel: string, keyId: string) => onRevoked(keyId));
   await sub.subscribe(REVOKED_CHANNEL);
   return sub;

@@ -44,6 +44,7 @@ export async function startRedis(): Promise<RunningServer> {
   const url = `redis://127.0.0.1:${port}`;
   await ready(child, async () => {
     const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    redis.on('error', () => {}); // refused until the server listens: the probe retries
     try {
       await redis.connect();
       await redis.ping();

@@ -7,24 +7,27 @@ import { serve } from '../../src/http/uws.js';
 import { createLogger } from '../../src/log.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openAccess, type Access } from '../../src/auth/access.js';
-import { fakeBinding, type FakeBehaviour } from './fake-binding.js';
+import { fakeBinding, type FakeBehaviour, type FakeBinding } from './fake-binding.js';
 import { SMALL } from './server.js';
 
 export interface GatedServer {
   url: string;
   engine: Engine;
+  binding: FakeBinding;
   access: Access;
   close(): Promise<void>;
 }
 
 export async function startGatedServer(overrides: Partial<Config>, behaviour: Partial<FakeBehaviour> = {}, engine: Partial<typeof SMALL> = {}): Promise<GatedServer> {
   const config = loadConfig({}, { maxBodyBytes: 1 << 20, ...overrides });
-  const e = await Engine.open({ ...SMALL, queue: 2, ...engine, modelPath: 'fake' }, fakeBinding(behaviour));
+  const binding = fakeBinding(behaviour);
+  const e = await Engine.open({ ...SMALL, queue: 2, ...engine, modelPath: 'fake' }, binding);
   const access = await openAccess(config, () => e.stats(), createLogger('silent'));
   const server = await serve(routes(decisions(e), access.gate), { host: '127.0.0.1', port: 0, maxBodyBytes: config.maxBodyBytes, log: createLogger('silent'), metrics: access.metrics });
   return {
     url: `http://127.0.0.1:${server.port}`,
     engine: e,
+    binding,
     access,
     close: async () => {
       server.close();

@@ -85,6 +85,7 @@ for (const [pattern, item] of Object.entries(doc.paths as Json)) {
 
 t.test('every operation against its documented contract', async (t) => {
   const failures: string[] = [];
+  const byStatus: Record<number, number> = {};
   for (const c of cases) {
     const res = await fetch(server.url + c.path, {
       method: c.method.toUpperCase(),
@@ -92,6 +93,7 @@ t.test('every operation against its documented contract', async (t) => {
       body: c.body,
     });
     const text = await res.text();
+    byStatus[res.status] = (byStatus[res.status] ?? 0) + 1;
     const fail = (why: string) => failures.push(`${c.name} (${c.method.toUpperCase()} ${c.path}): ${why}; got ${res.status} ${text.slice(0, 160)}`);
     if (c.expect !== undefined && res.status !== c.expect) {
       fail(`expected ${c.expect}`);
@@ -121,7 +123,12 @@ t.test('every operation against its documented contract', async (t) => {
     if (res.status >= 400 && res.headers.get('x-should-retry') === null) fail('error without x-should-retry');
     for (const header of Object.keys(response.headers ?? {})) if (res.status === 200 && res.headers.get(header) === null) fail(`documented header ${header} missing`);
   }
-  t.comment(`contract: ${cases.length} cases over ${Object.values(doc.paths).reduce((n: number, i) => n + Object.keys(i as Json).length, 0)} operations, ${failures.length} failures`);
+  t.comment(`contract: ${cases.length} cases over ${Object.values(doc.paths).reduce((n: number, i) => n + Object.keys(i as Json).length, 0)} operations (statuses ${JSON.stringify(byStatus)}), ${failures.length} failures`);
   t.same(failures, [], '0 failures');
   t.ok(cases.length > 100);
+  // The schemas really bind: an empty object is neither an error envelope nor a yes-no result.
+  const op = doc.paths['/v1/decision-machine-1/yes-no'].post;
+  t.notOk(validator(op.responses[400].content['application/json'].schema)({}));
+  t.notOk(validator(op.responses[200].content['application/json'].schema)({ answer: 'yes' }));
+  t.ok(validator(op.responses[400].content['application/json'].schema)({ error: { code: 'x', message: 'y' } }));
 });
