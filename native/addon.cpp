@@ -1,10 +1,12 @@
-// Module entry: the Engine class, version information and llama.cpp's log routing.
+// Module entry: the Engine and Encoder classes, version information and llama.cpp's log routing.
 #include <napi.h>
 
 #include <cstdio>
 #include <cstdlib>
 
+#include "encoder.h"
 #include "engine.h"
+#include "speaker_encoder.h"
 #include "whisper.h"
 
 namespace {
@@ -28,6 +30,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   whisper_log_set(Log, nullptr);
   llama_backend_init();
   exports.Set("Engine", Engine::Define(env));
+  exports.Set("Encoder", Encoder::Define(env));
+  exports.Set("SpeakerEncoder", DefineSpeakerEncoder(env));
   exports.Set("versions", Napi::Function::New(env, Versions));
   return exports;
 }

@@ -140,8 +140,30 @@ export interface NativeEngine {
   close(): void;
 }
 
+/** A sentence encoder on its own native thread (see native/encoder.h). */
+export interface NativeEncoder {
+  load(modelPath: string, threads: number): Promise<{ dimensions: number; windowTokens: number }>;
+  /** One unit-length vector per text, rows of `dimensions` floats. */
+  embed(texts: string[]): Promise<Float32Array>;
+  close(): void;
+}
+
+/** The GE2E speaker encoder (native/speaker_encoder.h); stateless, shared by any number of calls. */
+export interface NativeSpeakerEncoder {
+  readonly dims: { mels: number; hidden: number; layers: number; embedding: number; partialFrames: number; maxPartialFrames: number };
+  /**
+   * Embeddings of partials of 16 kHz mono `pcm`: partial i is mel frames (10 ms each)
+   * [starts[i], starts[i] + lengths[i]). Resolves count x embedding floats, row-major, each row
+   * L2-normalised. Runs on libuv's pool; the inputs are copied, so the caller may reuse them.
+   */
+  embed(pcm: Float32Array, starts: Int32Array, lengths: Int32Array): Promise<Float32Array>;
+}
+
 export interface NativeBinding {
   Engine: new () => NativeEngine;
+  Encoder: new () => NativeEncoder;
+  /** Absent only in test fakes. `weights`: the bytes of a DMSPKENC file. */
+  SpeakerEncoder?: new (weights: Uint8Array) => NativeSpeakerEncoder;
   versions(): { whisper: string; system: string };
 }
 

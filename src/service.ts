@@ -1,4 +1,4 @@
-// Opens everything a running service needs, in data-path order: model file -> engine -> decisions.
+// Opens everything a running service needs, in data-path order: model files -> engine -> decisions.
 import { readFileSync } from 'node:fs';
 import type { Config } from './config.js';
 import { Engine } from './engine/engine.js';
@@ -21,8 +21,11 @@ export const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', imp
 
 /** Resolves the model (fetching it into the cache if needed), loads it, prepares the decisions. */
 export async function openService(config: Config): Promise<Service> {
-  const modelPath = await resolveModel(config.model, { path: config.modelPath });
-  const engine = await Engine.open({ ...config, modelPath });
+  const [modelPath, encoderPath] = await Promise.all([
+    resolveModel(config.model, { path: config.modelPath }),
+    config.encoder === 'none' ? undefined : resolveModel(config.encoder),
+  ]);
+  const engine = await Engine.open({ ...config, modelPath, encoderPath });
   return decisions(engine);
 }
 

@@ -4,6 +4,7 @@ import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
 import { Prompt } from './prompt.js';
 import { Source } from './source.js';
+import { Reader } from './windows.js';
 import { textsOf, type TextInput } from './texts.js';
 import { ServiceError } from '../errors.js';
 
@@ -30,9 +31,11 @@ const SYSTEM =
 export class Answer {
   private readonly prompt: Prompt;
   private readonly none: number;
+  private readonly reader: Reader;
 
   constructor(private readonly engine: Engine) {
     this.prompt = new Prompt(engine, SYSTEM);
+    this.reader = new Reader(engine);
     this.none = this.prompt.option('None')[0]!;
   }
 
@@ -41,7 +44,8 @@ export class Answer {
     const questions = [...(input.question !== undefined ? [input.question] : []), ...(input.questions ?? [])];
     if (questions.length === 0) throw new ServiceError('invalid_request', 'provide question or questions');
     const questionList = input.questions !== undefined;
-    const sources = texts.map((t) => new Source(this.engine, t));
+    const excerpts = await Promise.all(texts.map((t) => this.reader.focus(t, questions)));
+    const sources = excerpts.map((e) => new Source(this.engine, e));
     const jobs = sources.map((source) =>
       source.job(
         this.prompt.prefix(`Text: ${source.text}\n\n`),

@@ -70,7 +70,8 @@ export class Chat {
 
   private async structured(schema: Record<string, unknown>, text: string, signal?: AbortSignal): Promise<ChatCompletion> {
     const fields = fieldsOf(schema);
-    const { data, tokens } = await this.engine.session((run) => this.extract.fill(run, text, fields), signal);
+    const excerpt = await this.extract.read(text, fields);
+    const { data, tokens } = await this.engine.session((run) => this.extract.fill(run, excerpt, fields), signal);
     const content = JSON.stringify(data);
     return this.completion({ role: 'assistant', content }, 'stop', tokens, content);
   }
@@ -88,6 +89,7 @@ export class Chat {
       return p && typeof p.properties === 'object' && p.properties !== null && Object.keys(p.properties).length > 0 ? fieldsOf(p) : [];
     };
     const fields = new Map(tools.map((t) => [t.function.name, fieldsFor(t)]));
+    const excerpt = await this.toolArguments.read(text, [...fields.values()].flat());
 
     const { name, args, tokens } = await this.engine.session(async (run) => {
       let name = named ?? tools[0]!.function.name;
@@ -101,7 +103,7 @@ export class Chat {
       }
       const wanted = fields.get(name)!;
       if (wanted.length === 0) return { name, args: {}, tokens };
-      const filled = await this.toolArguments.fill(run, text, wanted);
+      const filled = await this.toolArguments.fill(run, excerpt, wanted);
       return { name, args: filled.data, tokens: tokens + filled.tokens };
     }, signal);
 

@@ -8,6 +8,7 @@ import { argmax, confidence, normalise } from './distribution.js';
 import { labelChars, labelList, labelsOf, type Label } from './labels.js';
 import { Prompt } from './prompt.js';
 import { shaped, textsOf, type TextInput } from './texts.js';
+import { Reader } from './windows.js';
 
 export interface ClassifyInput extends TextInput {
   labels: string[] | Record<string, string>;
@@ -26,15 +27,17 @@ const SYSTEM =
 
 export class Classify {
   private readonly prompt: Prompt;
+  private readonly reader: Reader;
 
   constructor(private readonly engine: Engine) {
     this.prompt = new Prompt(engine, SYSTEM);
+    this.reader = new Reader(engine);
   }
 
-  /** The job that scores every label for one text. */
+  /** The job that scores every label for one text (a sample of it when it is long). */
   job(text: string, labels: Label[]): ScoreJob {
     return {
-      prefix: this.prompt.prefix(`Text: ${text}\n\n`),
+      prefix: this.prompt.prefix(`Text: ${this.reader.sample(text).text}\n\n`),
       branches: [this.prompt.branch(`Labels:\n${labelList(labels)}\n\nWhich label fits the text best? Answer with the label only.`)],
       options: labels.map((l) => this.prompt.option(l.name)),
     };

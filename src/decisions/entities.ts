@@ -6,6 +6,7 @@ import { charsOf, type Billed } from './billing.js';
 import { labelChars, labelsOf, type Label } from './labels.js';
 import { Prompt } from './prompt.js';
 import { Source } from './source.js';
+import { Reader } from './windows.js';
 import { shaped, textsOf, type TextInput } from './texts.js';
 
 export interface EntitiesInput extends TextInput {
@@ -35,9 +36,11 @@ export class Entities {
   private readonly prompt: Prompt;
   private readonly none: number;
   private readonly separator: number;
+  private readonly reader: Reader;
 
   constructor(private readonly engine: Engine) {
     this.prompt = new Prompt(engine, SYSTEM);
+    this.reader = new Reader(engine);
     this.none = this.prompt.option('None')[0]!;
     this.separator = this.prompt.option('\n')[0]!;
   }
@@ -45,7 +48,9 @@ export class Entities {
   async run(input: EntitiesInput, signal?: AbortSignal): Promise<Billed<EntitiesResult | { results: EntitiesResult[] }>> {
     const { texts, list } = textsOf(input);
     const types = labelsOf(input.types);
-    const sources = texts.map((t) => new Source(this.engine, t));
+    const queries = types.map((t) => (t.description ? `${t.name}: ${t.description}` : t.name));
+    const excerpts = await Promise.all(texts.map((t) => this.reader.focus(t, queries)));
+    const sources = excerpts.map((e) => new Source(this.engine, e));
     const kinds = types.map((t) => this.prompt.branch(`Kind: ${t.name}${t.description ? ` (${t.description})` : ''}`));
     const how = { separator: this.separator, none: this.none, maxSpanTokens: 16, maxSpans: MAX_PER_TYPE, minListLogprob: Math.log(MIN_PROBABILITY) };
     const jobs = sources.map((source) => source.job(this.prompt.prefix(`Text: ${source.text}\n\n`), kinds, how));

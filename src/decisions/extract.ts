@@ -10,6 +10,7 @@ import { Prompt } from './prompt.js';
 import { fieldsOf, type Field } from './schema-fields.js';
 import { Source } from './source.js';
 import { shaped, textsOf, type TextInput } from './texts.js';
+import { Reader, type Excerpt } from './windows.js';
 import { numberIn } from './verify.js';
 
 export interface ExtractInput extends TextInput {
@@ -45,12 +46,14 @@ export class Extract {
   private readonly none: number;
   private readonly newline: number;
   private readonly yesNo: Int32Array[];
+  private readonly reader: Reader;
 
   constructor(
     private readonly engine: Engine,
     private readonly wording: ExtractWording = DOCUMENT_FIELDS,
   ) {
     this.prompt = new Prompt(engine, wording.system);
+    this.reader = new Reader(engine);
     this.none = this.prompt.option('None')[0]!;
     this.newline = this.prompt.option('\n')[0]!;
     this.yesNo = ['Yes', 'No'].map((o) => this.prompt.option(o));
@@ -59,7 +62,8 @@ export class Extract {
   async run(input: ExtractInput, signal?: AbortSignal): Promise<Billed<ExtractResult | { results: ExtractResult[] }>> {
     const { texts, list } = textsOf(input);
     const fields = fieldsOf(input.schema);
-    const filled = await this.engine.session((run) => Promise.all(texts.map((text) => this.fill(run, text, fields))), signal);
+    const excerpts = await Promise.all(texts.map((text) => this.read(text, fields)));
+    const filled = await this.engine.session((run) => Promise.all(excerpts.map((excerpt) => this.fill(run, excerpt, fields))), signal);
     return {
       body: shaped(
         filled.map(({ data }) => ({ data })),
@@ -70,14 +74,19 @@ export class Extract {
     };
   }
 
-  /** Fills `fields` (from fieldsOf) from one text within a session; `tokens` is what the model read. */
-  async fill(run: Round, text: string, fields: Field[]): Promise<{ data: Record<string, unknown>; tokens: number }> {
+  /** What the model reads of `text` to fill `fields`; call it before the session (see Reader). */
+  read(text: string, fields: Field[]): Promise<Excerpt> {
+    return this.reader.focus(text, fields.map((f) => f.hint));
+  }
+
+  /** Fills `fields` (from fieldsOf) from one excerpt within a session; `tokens` is what the model read. */
+  async fill(run: Round, excerpt: Excerpt, fields: Field[]): Promise<{ data: Record<string, unknown>; tokens: number }> {
     const singles = fields.filter((f) => f.kind === 'string' || f.kind === 'number' || f.kind === 'integer');
     const lists = fields.filter((f) => f.kind === 'strings');
     const flags = fields.filter((f) => f.kind === 'boolean');
     const choices = fields.filter((f) => f.kind === 'enum');
-    const source = new Source(this.engine, text);
-    const prefix = this.prompt.prefix(`${this.wording.text}: ${text}\n\n`);
+    const source = new Source(this.engine, excerpt);
+    const prefix = this.prompt.prefix(`${this.wording.text}: ${excerpt.text}\n\n`);
     const spanJob = (of: Field[], maxSpans: number): SpanJob =>
       source.job(
         prefix,

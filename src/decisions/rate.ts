@@ -5,6 +5,7 @@ import { charsOf, type Billed } from './billing.js';
 import { argmax, confidence, normalise } from './distribution.js';
 import { Prompt } from './prompt.js';
 import { shaped, textsOf, type TextInput } from './texts.js';
+import { Reader } from './windows.js';
 
 export interface RateInput extends TextInput {
   scale: string[]; // 2 to 10 level descriptions, low to high
@@ -23,9 +24,11 @@ const SYSTEM = 'You rate texts on a scale. Reply with the number of the level th
 export class Rate {
   private readonly prompt: Prompt;
   private readonly digits: Int32Array[];
+  private readonly reader: Reader;
 
   constructor(private readonly engine: Engine) {
     this.prompt = new Prompt(engine, SYSTEM);
+    this.reader = new Reader(engine);
     this.digits = Array.from({ length: 10 }, (_, i) => this.prompt.option(String(i)));
   }
 
@@ -33,7 +36,7 @@ export class Rate {
     const { texts, list } = textsOf(input);
     const scale = input.scale.map((s, i) => `${i}: ${s}`).join('\n');
     const jobs = texts.map((text) => ({
-      prefix: this.prompt.prefix(`Scale from 0 (lowest) to ${input.scale.length - 1} (highest):\n${scale}\n\nText: ${text}\n\n`),
+      prefix: this.prompt.prefix(`Scale from 0 (lowest) to ${input.scale.length - 1} (highest):\n${scale}\n\nText: ${this.reader.sample(text).text}\n\n`),
       branches: [this.prompt.branch('Which level of the scale fits the text?')],
       options: this.digits.slice(0, input.scale.length),
     }));

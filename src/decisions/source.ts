@@ -1,8 +1,10 @@
-// A text as the span kernel copies from it: its tokens, and the character offset of each token,
-// so a span of tokens becomes exact `start` / `end` offsets into the original string.
+// A text as the span kernel copies from it: the tokens of what the model reads (the whole text, or
+// an excerpt of a long one) and the character offset of each token, so a span of tokens becomes
+// exact `start` / `end` offsets into the original string.
 import type { SpanJob } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { ServiceError } from '../errors.js';
+import type { Excerpt } from './windows.js';
 
 // Trimmed from both ends of a copied span: a span is the words, not the spaces or punctuation
 // the model may carry along.
@@ -21,10 +23,14 @@ export class Source {
   readonly startPositions: Int32Array;
   private readonly offsets: number[]; // UTF-16 offset at the start of each token, plus the end
 
+  /** What the model reads. */
+  readonly text: string;
+
   constructor(
     private readonly engine: Engine,
-    readonly text: string,
+    private readonly excerpt: Excerpt,
   ) {
+    const text = (this.text = excerpt.text);
     this.tokens = engine.tokenize(text);
     const bytes = engine.tokenBytes(this.tokens);
     const byteToChar = byteOffsets(text);
@@ -73,14 +79,18 @@ export class Source {
     };
   }
 
-  /** The text of tokens [start, end), trimmed of surrounding spaces and punctuation; null if nothing is left. */
+  /**
+   * The text of tokens [start, end), trimmed of surrounding spaces and punctuation, with offsets
+   * into the original text; null if nothing is left or the span crosses a gap between windows.
+   */
   span(start: number, end: number): TextSpan | null {
     const from = this.offsets[start]!;
     const raw = this.text.slice(from, this.offsets[end]!);
     const lead = raw.length - raw.replace(/^[\s.,;:!?"'()[\]{}]+/, '').length;
     const text = raw.replace(EDGE, '');
     if (text === '') return null;
-    return { text, start: from + lead, end: from + lead + text.length };
+    const at = this.excerpt.toOriginal(from + lead, from + lead + text.length);
+    return at && { text, start: at[0], end: at[1] };
   }
 }
 

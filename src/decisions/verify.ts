@@ -5,6 +5,7 @@ import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
 import { Prompt } from './prompt.js';
 import { Source } from './source.js';
+import { Reader } from './windows.js';
 import { shaped, textsOf, type TextInput } from './texts.js';
 
 export interface VerifyInput extends TextInput {
@@ -28,9 +29,11 @@ export class Verify {
   private readonly none: number;
   private readonly separator: number;
   private readonly yesNo: Int32Array[];
+  private readonly reader: Reader;
 
   constructor(private readonly engine: Engine) {
     this.prompt = new Prompt(engine, SYSTEM);
+    this.reader = new Reader(engine);
     this.none = this.prompt.option('None')[0]!;
     this.separator = this.prompt.option('\n')[0]!;
     this.yesNo = ['Yes', 'No'].map((o) => this.prompt.option(o));
@@ -40,7 +43,8 @@ export class Verify {
     const { texts, list } = textsOf(input);
     const field = input.field.description ? `${input.field.name} (${input.field.description})` : input.field.name;
     const value = String(input.value);
-    const sources = texts.map((t) => new Source(this.engine, t));
+    const excerpts = await Promise.all(texts.map((t) => this.reader.focus(t, [`${field}: ${value}`])));
+    const sources = excerpts.map((e) => new Source(this.engine, e));
     // Find first, then check: the check lands on the slot that holds the text (prefix cache).
     const [found, checked] = await this.engine.session(async (run) => {
       const prefixes = sources.map((source) => this.prompt.prefix(`Text: ${source.text}\n\n`));

@@ -4,6 +4,7 @@ import type { Engine } from '../engine/engine.js';
 import { ServiceError } from '../errors.js';
 import { charsOf, type Billed } from './billing.js';
 import { Prompt } from './prompt.js';
+import { Reader } from './windows.js';
 
 export interface YesNoInput {
   text?: string;
@@ -36,8 +37,10 @@ export class YesNo {
   private readonly withText: Prompt;
   private readonly withoutText: Prompt;
   private readonly options: Int32Array[];
+  private readonly reader: Reader;
 
   constructor(private readonly engine: Engine) {
+    this.reader = new Reader(engine);
     this.withText = new Prompt(engine, SYSTEM);
     this.withoutText = new Prompt(engine, SYSTEM_NO_TEXT);
     this.options = [...YES, ...NO].map((o) => this.withText.option(o));
@@ -61,11 +64,12 @@ export class YesNo {
           ? [{ statements }]
           : texts.map((text) => ({ text, statements }));
 
-    const jobs = groups.map(({ text, statements: ss }) => {
+    const read = await Promise.all(groups.map(({ text, statements: ss }) => (text === undefined ? undefined : this.reader.focus(text, ss))));
+    const jobs = groups.map(({ text, statements: ss }, i) => {
       const prompt = text === undefined ? this.withoutText : this.withText;
       // Everything before the statement is shared; branches stay short because each costs prefill.
       return {
-        prefix: prompt.prefix(text === undefined ? '' : `Text: ${text}\n\n`),
+        prefix: prompt.prefix(text === undefined ? '' : `Text: ${read[i]!.text}\n\n`),
         branches: ss.map((s) => prompt.branch(`Statement: ${s}${hints}`)),
         options: this.options,
       };

@@ -1,6 +1,6 @@
 // The engine: one loaded model behind a fixed pool of native slots, with explicit admission.
 // Usable without the HTTP server (see src/index.ts).
-import { loadBinding, type NativeBinding, type NativeEngine, type NativeJob, type ScoreJob, type ScoreResult } from '../binding.js';
+import { loadBinding, type NativeBinding, type NativeEncoder, type NativeEngine, type NativeJob, type ScoreJob, type ScoreResult } from '../binding.js';
 import type { SpanJob, SpanResult } from '../binding.js';
 import type { ChatMessage, ModelInfo } from '../binding.js';
 import type { TranscribeJob, TranscribeResult } from '../binding.js';
@@ -14,6 +14,8 @@ export interface EngineOptions {
   queue: number;
   contextSize: number;
   batchSize: number;
+  /** A sentence encoder GGUF; without one, long texts are read whole (see src/decisions/windows.ts). */
+  encoderPath?: string;
 }
 
 export interface EngineStats {
@@ -57,6 +59,7 @@ export class Engine {
     private readonly native: NativeEngine,
     options: EngineOptions,
     binding: NativeBinding,
+    private readonly encoder: { native: NativeEncoder; dimensions: number } | undefined,
   ) {
     this.info = native.info();
     this.versions = binding.versions();
@@ -69,8 +72,25 @@ export class Engine {
   /** Loads the model and creates the slots off the main thread. */
   static async open(options: EngineOptions, binding: NativeBinding = loadBinding()): Promise<Engine> {
     const native = new binding.Engine();
-    await native.load({ ...options, sequences: SEQUENCES });
-    return new Engine(native, options, binding);
+    const encoder = options.encoderPath === undefined ? undefined : new binding.Encoder();
+    const [, shape] = await Promise.all([
+      native.load({ ...options, sequences: SEQUENCES }),
+      encoder?.load(options.encoderPath!, options.threads),
+    ]);
+    return new Engine(native, options, binding, encoder && { native: encoder, dimensions: shape!.dimensions });
+  }
+
+  /** Whether long texts can be windowed: a sentence encoder is loaded. */
+  get canEmbed(): boolean {
+    return this.encoder !== undefined;
+  }
+
+  /** Unit vectors for `texts` from the sentence encoder, one per text. */
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    if (!this.encoder) throw new Error('no sentence encoder is loaded');
+    const { native, dimensions } = this.encoder;
+    const rows = await native.embed(texts);
+    return texts.map((_, i) => rows.subarray(i * dimensions, (i + 1) * dimensions));
   }
 
   /** Text to tokens. `special` parses template markers; user text never sets it. */
@@ -148,11 +168,7 @@ export class Engine {
    * failing job is retried once. Aborting `signal` cancels every job and frees their slots.
    */
   async session<T>(body: (run: Round) => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (this.closed) throw new ServiceError('overloaded', 'the service is shutting down; retry on another replica');
-    if (this.inflight >= this.capacity) {
-      this.refused++;
-      throw new ServiceError('overloaded', 'all inference slots are busy; retry with backoff');
-    }
+    this.assertAdmissible();
     this.inflight++;
     const running = new Set<number>();
     const cancelAll = () => running.forEach((id) => this.native.cancel(id));
@@ -174,6 +190,15 @@ export class Engine {
     } finally {
       signal?.removeEventListener('abort', cancelAll);
       if (--this.inflight === 0) this.drained?.();
+    }
+  }
+
+  /** Throws `overloaded` when a new request would not be admitted now. */
+  assertAdmissible(): void {
+    if (this.closed) throw new ServiceError('overloaded', 'the service is shutting down; retry on another replica');
+    if (this.inflight >= this.capacity) {
+      this.refused++;
+      throw new ServiceError('overloaded', 'all inference slots are busy; retry with backoff');
     }
   }
 
@@ -218,11 +243,13 @@ export class Engine {
     this.closed = true;
     if (this.inflight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     this.native.close();
+    this.encoder?.native.close();
   }
 
   /** Cancels everything now and frees the model. */
   destroy(): void {
     this.closed = true;
     this.native.close();
+    this.encoder?.native.close();
   }
 }

@@ -2,11 +2,11 @@
 // Results go to stdout, progress and errors to stderr. Exit codes: 0 ok, 1 a model failed
 // (not available, or a hash mismatch), 2 usage error.
 
-import { DEFAULT_DECISION_MODEL, findModel, MODELS, TEST_MODELS } from './manifest.js';
+import { DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, findModel, MODELS, TEST_MODELS } from './manifest.js';
 import { cacheDirOf, cacheState, resolveModel, verifyCached } from './store.js';
 
 const USAGE = `usage: decision-machine models <command>
-  pull [id...|--for test|--all]   fetch models into the cache (default: ${DEFAULT_DECISION_MODEL})
+  pull [id...|--for test|--all]   fetch models into the cache (default: ${DEFAULT_DECISION_MODEL} and ${DEFAULT_ENCODER_MODEL})
   list                            show the manifest and what is cached
   verify [id...]                  re-hash cached models (default: every cached model)
 environment: DM_CACHE_DIR (cache directory), DM_OFFLINE=1 (no URL downloads)
@@ -55,7 +55,7 @@ function pickIds(args: string[], defaults: readonly string[]): string[] | string
 }
 
 async function pull(args: string[]): Promise<number> {
-  const ids = pickIds(args, [DEFAULT_DECISION_MODEL]);
+  const ids = pickIds(args, [DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL]);
   if (typeof ids === 'string') return usage(ids);
   const width = Math.max(...ids.map((id) => id.length));
   let failed = 0;

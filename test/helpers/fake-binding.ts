@@ -1,8 +1,8 @@
 // A fake native binding for fast HTTP and engine tests: same typed surface as src/binding.ts,
 // no model. Tokens are character codes; a branch's score favours "Yes" when its text contains
 // "[true]"; a span job copies the source's first word (or nothing when a branch says "[none]").
-// Each job takes `delayMs`; `failures` jobs fail before the rest succeed.
-import type { ChatMessage, LoadOptions, NativeBinding, NativeEngine, NativeJob, PoolStats, ScoreJob, ScoreResult, SpanJob, SpanResult } from '../../src/binding.js';
+// Each job takes `delayMs`; `failures` jobs fail before the rest succeed. The encoder counts letters.
+import type { ChatMessage, LoadOptions, NativeBinding, NativeEncoder, NativeEngine, NativeJob, PoolStats, ScoreJob, ScoreResult, SpanJob, SpanResult } from '../../src/binding.js';
 
 export interface FakeBehaviour {
   delayMs: number;
@@ -69,6 +69,23 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
       close(): void {
         for (const cancel of [...running.values()]) cancel();
       }
+    },
+    // Letter counts as the "embedding": windows sharing letters with the query rank first.
+    Encoder: class implements NativeEncoder {
+      async load() {
+        return { dimensions: 26, windowTokens: 512 };
+      }
+      async embed(texts: string[]): Promise<Float32Array> {
+        const out = new Float32Array(texts.length * 26);
+        texts.forEach((t, i) => {
+          for (const c of t.toLowerCase()) if (c >= 'a' && c <= 'z') out[i * 26 + c.charCodeAt(0) - 97]! += 1;
+          const row = out.subarray(i * 26, i * 26 + 26);
+          const norm = Math.hypot(...row) || 1;
+          row.forEach((v, d) => (row[d] = v / norm));
+        });
+        return out;
+      }
+      close(): void {}
     },
   };
   const running = new Map<number, () => void>();

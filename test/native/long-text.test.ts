@@ -1,0 +1,52 @@
+// 20,000-character texts on the real models: the encoder finds the window that holds the answer,
+// and the answer's offsets point into the original text.
+import t from 'tap';
+import { Engine } from '../../src/engine/engine.js';
+import { decisions } from '../../src/service.js';
+import { testEncoderPath, testModelPath } from '../helpers/model.js';
+
+const engine = await Engine.open({
+  modelPath: await testModelPath(),
+  encoderPath: await testEncoderPath(),
+  slots: 2,
+  threads: 2,
+  queue: 2,
+  contextSize: 4096,
+  batchSize: 256,
+});
+t.teardown(() => engine.close());
+const s = decisions(engine);
+
+// Varied filler about other things, so the needle is not the only sentence with content.
+const topics = [
+  'The museum extended its opening hours for the summer exhibition of Dutch paintings.',
+  'Rainfall in the northern valleys was twice the seasonal average this spring.',
+  'The football club announced a new training ground on the edge of the city.',
+  'A local bakery won a regional prize for its sourdough bread.',
+  'Engineers inspected the old railway bridge and recommended new steel supports.',
+  'The library will close for two weeks while the heating system is replaced.',
+];
+const filler = (n: number) => {
+  let out = '';
+  for (let i = 0; out.length < n; i++) out += topics[(i * 7) % topics.length] + ' ';
+  return out.slice(0, n);
+};
+
+t.test('answer finds a fact in the middle of a 20,000-character text', async (t) => {
+  const needle = 'The invoice number for the roof repair is INV-48213.';
+  const text = `${filler(11000)}${needle} ${filler(20000 - 11001 - needle.length)}`;
+  t.equal(text.length, 20000);
+  const out = await s.answer.run({ text, question: 'What is the invoice number for the roof repair?' });
+  const r = out.body as { answer: string | null; start: number; end: number };
+  t.match(r.answer, /INV-48213/);
+  t.equal(text.slice(r.start, r.end), r.answer, 'offsets into the original text');
+  t.ok(out.inputTokens < 1000, `the model read ${out.inputTokens} tokens, not the whole text`);
+});
+
+t.test('yes-no on a long text reads the window that decides', async (t) => {
+  const text = `${filler(9000)}The board approved the merger with Northwind on Friday. ${filler(9000)}`;
+  const out = await s.yesNo.run({ text, statements: ['The board approved the merger.', 'The board rejected the merger.'] });
+  const [yes, no] = (out.body as { results: { answer: boolean }[] }).results;
+  t.equal(yes!.answer, true);
+  t.equal(no!.answer, false);
+});
