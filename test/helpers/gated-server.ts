@@ -4,7 +4,7 @@ import { Engine } from '../../src/engine/engine.js';
 import { decisions } from '../../src/service.js';
 import { routes } from '../../src/http/routes.js';
 import { serve } from '../../src/http/uws.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openAccess, type Access } from '../../src/auth/access.js';
 import { fakeBinding, type FakeBehaviour, type FakeBinding } from './fake-binding.js';
@@ -18,12 +18,17 @@ export interface GatedServer {
   close(): Promise<void>;
 }
 
-export async function startGatedServer(overrides: Partial<Config>, behaviour: Partial<FakeBehaviour> = {}, engine: Partial<typeof SMALL> = {}): Promise<GatedServer> {
+export async function startGatedServer(
+  overrides: Partial<Config>,
+  behaviour: Partial<FakeBehaviour> = {},
+  engine: Partial<typeof SMALL> = {},
+  log: Logger = createLogger('silent'),
+): Promise<GatedServer> {
   const config = loadConfig({}, { maxBodyBytes: 1 << 20, ...overrides });
   const binding = fakeBinding(behaviour);
   const e = await Engine.open({ ...SMALL, queue: 2, ...engine, modelPath: 'fake' }, binding);
-  const access = await openAccess(config, () => e.stats(), createLogger('silent'));
-  const server = await serve(routes(decisions(e), access.gate), { host: '127.0.0.1', port: 0, maxBodyBytes: config.maxBodyBytes, log: createLogger('silent'), metrics: access.metrics });
+  const access = await openAccess(config, () => e.stats(), log);
+  const server = await serve(routes(decisions(e), access.gate), { host: '127.0.0.1', port: 0, maxBodyBytes: config.maxBodyBytes, log, metrics: access.metrics });
   return {
     url: `http://127.0.0.1:${server.port}`,
     engine: e,
