@@ -41,7 +41,7 @@ export async function keysCommand(args: string[]): Promise<number> {
       if (!id) return fail('usage: decision-machine keys revoke KEY_ID');
       if (!(await store.revokeKey(id, new Date().toISOString()))) return fail(`no active key ${id}`);
       if (config.redisUrl) {
-        const redis = connectRedis(config.redisUrl);
+        const redis = await connectRedis(config.redisUrl);
         await publishRevocation(redis, id).finally(() => redis.disconnect());
         process.stderr.write(`revoked ${id}; replicas told through Redis\n`);
       } else {

@@ -3,7 +3,7 @@
 // not matter) and the revocation fan-out (pub/sub: a revoked key leaves every replica's verdict
 // cache at once instead of after its time-to-live).
 import { Redis } from 'ioredis';
-import { WINDOW_MS, type LimitVerdict, type Limiter } from '../auth/limiter.js';
+import { MemoryLimiter, WINDOW_MS, type LimitVerdict, type Limiter } from '../auth/limiter.js';
 
 const REVOKED_CHANNEL = 'decision-machine-1:revoked';
 
@@ -25,21 +25,51 @@ end
 return {1, n, left}
 `;
 
-/** A connection that reconnects by itself; while Redis is away, commands fail fast (a 500 for the request). */
-export function connectRedis(url: string, onError: (err: Error) => void = () => {}): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
-  redis.on('error', onError);
+/**
+ * A connection that reconnects by itself. With `failFast`, commands fail at once while Redis is
+ * away instead of waiting for it (the request path must not stall); resolves once connected or
+ * after `waitMs`, whichever comes first.
+ */
+export async function connectRedis(url: string, options: { failFast?: boolean; waitMs?: number; onError?: (err: Error) => void } = {}): Promise<Redis> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: !options.failFast });
+  redis.on('error', options.onError ?? (() => {}));
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, options.waitMs ?? 5000);
+    redis.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
   return redis;
 }
 
+/**
+ * Counters shared by every replica. While Redis cannot be reached, each replica counts on its own
+ * (the limit then holds per replica, not in total) and says so in the log once per outage.
+ */
 export class RedisLimiter implements Limiter {
+  private readonly fallback: MemoryLimiter;
+  private degraded = false;
+
   constructor(
     private readonly redis: Redis,
     private readonly limit: number,
-  ) {}
+    private readonly onOutage: (err: Error) => void = () => {},
+  ) {
+    this.fallback = new MemoryLimiter(limit);
+  }
 
   async take(keyId: string, cost: number): Promise<LimitVerdict> {
-    const [allowed, count, left] = (await this.redis.eval(TAKE, 0, keyId, cost, this.limit, WINDOW_MS)) as [number, number, number];
+    let reply: [number, number, number];
+    try {
+      reply = (await this.redis.eval(TAKE, 0, keyId, cost, this.limit, WINDOW_MS)) as [number, number, number];
+    } catch (err) {
+      if (!this.degraded) this.onOutage(err as Error);
+      this.degraded = true;
+      return this.fallback.take(keyId, cost);
+    }
+    this.degraded = false;
+    const [allowed, count, left] = reply;
     return { allowed: allowed === 1, limit: this.limit, remaining: this.limit - count, resetSeconds: Math.max(1, Math.ceil(left / 1000)) };
   }
 
@@ -53,7 +83,7 @@ export async function publishRevocation(redis: Redis, keyId: string): Promise<vo
 
 /** Calls `onRevoked` with each revoked key id; resolves once subscribed. Returns the subscriber connection. */
 export async function subscribeRevocations(url: string, onRevoked: (keyId: string) => void, onError?: (err: Error) => void): Promise<Redis> {
-  const sub = connectRedis(url, onError);
+  const sub = await connectRedis(url, { onError });
   sub.on('message', (_channel: string, keyId: string) => onRevoked(keyId));
   await sub.subscribe(REVOKED_CHANNEL);
   return sub;

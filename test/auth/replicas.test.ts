@@ -96,3 +96,15 @@ t.test('the per-key limit holds across two replicas; the ledger equals the token
   t.equal(ledger[0]!.inputTokens, served, `ledger ${ledger[0]!.inputTokens} tokens = sum of x-input-tokens ${served}`);
   t.equal(ledger[0]!.organization, 'initech');
 });
+
+t.test('Redis going away: no 5xx, each replica keeps counting on its own', async (t) => {
+  const own = await startRedis();
+  const server = await startGatedServer({ auth: 'on', databaseUrl: postgres.url, redisUrl: own.url, rateLimit: 3 });
+  t.teardown(server.close);
+  const { key } = await issueKey(server.access.store, 'prod', 'umbrella');
+  t.equal((await call(server, key)).status, 200, 'counted in Redis');
+  await own.stop();
+  const statuses: number[] = [];
+  for (let i = 0; i < 5; i++) statuses.push((await call(server, key, { text: 'a', statement: 'b' })).status);
+  t.same(statuses, [200, 200, 200, 429, 429], 'the in-process count takes over: the limit still holds on this replica');
+});
