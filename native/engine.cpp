@@ -95,6 +95,9 @@ Napi::Value ToJs(Napi::Env env, const TranscribeResult &r) {
     segments.Set(s, o);
   }
   out.Set("segments", segments);
+  Napi::Float32Array energy = Napi::Float32Array::New(env, r.energy.size());
+  std::copy(r.energy.begin(), r.energy.end(), energy.Data());
+  out.Set("energy", energy);
   if (!r.pcm.empty()) {
     Napi::Float32Array pcm = Napi::Float32Array::New(env, r.pcm.size());
     std::copy(r.pcm.begin(), r.pcm.end(), pcm.Data());

@@ -85,7 +85,8 @@ struct TranscribeResult : JobStats {
   int64_t samples = 0;  // decoded 16 kHz mono samples
   std::string format, codec;
   std::vector<TranscribedSegment> segments;
-  std::vector<float> pcm;  // only with want_pcm
+  std::vector<float> energy;  // RMS of every 10 ms frame: lets word boundaries snap to speech onsets
+  std::vector<float> pcm;     // only with want_pcm
 };
 
 using Job = std::variant<ScoreJob, SpanJob, TranscribeJob>;

@@ -1,5 +1,7 @@
 #include "transcribe.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -11,6 +13,20 @@ const std::map<std::string, whisper_alignment_heads_preset> kHeads = {
     {"tiny.en", WHISPER_AHEADS_TINY_EN}, {"tiny", WHISPER_AHEADS_TINY},   {"base.en", WHISPER_AHEADS_BASE_EN},
     {"base", WHISPER_AHEADS_BASE},       {"small.en", WHISPER_AHEADS_SMALL_EN}, {"small", WHISPER_AHEADS_SMALL},
 };
+
+constexpr int kFrame = 160;            // 10 ms at 16 kHz
+constexpr float kSilentPeak = 0.003f;  // about -50 dBFS: nothing to transcribe below this
+
+std::vector<float> frame_energy(const std::vector<float> &pcm) {
+  std::vector<float> rms((pcm.size() + kFrame - 1) / kFrame);
+  for (size_t f = 0; f < rms.size(); ++f) {
+    size_t from = f * kFrame, to = std::min(pcm.size(), from + kFrame);
+    double sum = 0;
+    for (size_t i = from; i < to; ++i) sum += static_cast<double>(pcm[i]) * pcm[i];
+    rms[f] = static_cast<float>(std::sqrt(sum / static_cast<double>(to - from)));
+  }
+  return rms;
+}
 
 }  // namespace
 
@@ -34,6 +50,13 @@ TranscribeResult transcribe(whisper_context *ctx, whisper_state *&state, const T
   r.samples = static_cast<int64_t>(audio.pcm.size());
   r.format = audio.format;
   r.codec = audio.codec;
+  r.energy = frame_energy(audio.pcm);
+  float peak = 0;
+  for (float x : audio.pcm) peak = std::max(peak, std::fabs(x));
+  if (peak < kSilentPeak) {  // digital silence: whisper would only invent a "you" or a "Thank you."
+    if (job.want_pcm) r.pcm = std::move(audio.pcm);
+    return r;
+  }
   if (state == nullptr) state = whisper_init_state(ctx);
   if (state == nullptr) throw std::runtime_error("could not create a whisper state");
 

@@ -103,6 +103,7 @@ export interface TranscribeResult extends JobStats {
   format: string; // demuxer, e.g. "mp3"
   codec: string; // decoder, e.g. "opus"
   segments: TranscribedSegment[];
+  energy: Float32Array; // RMS of every 10 ms frame
   pcm?: Float32Array; // with wantPcm
 }
 

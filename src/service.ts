@@ -12,6 +12,9 @@ import { Verify } from './decisions/verify.js';
 import { Extract } from './decisions/extract.js';
 import { Chat } from './decisions/chat.js';
 import { resolveModel } from './models/store.js';
+import { findWhisperModel, resolveWhisperModel } from './models/whisper-models.js';
+import { audioSettings } from './audio/limits.js';
+import { Transcription } from './audio/transcription.js';
 import type { Service } from './http/routes.js';
 
 export const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -26,7 +29,9 @@ export async function openService(config: Config): Promise<Service> {
     config.encoder === 'none' ? undefined : resolveModel(config.encoder),
   ]);
   const engine = await Engine.open({ ...config, modelPath, encoderPath });
-  return decisions(engine);
+  const audio = audioSettings();
+  await engine.loadWhisper(await resolveWhisperModel(audio.model, { path: audio.modelPath }), findWhisperModel(audio.model)?.alignmentHeads ?? '');
+  return { ...decisions(engine), transcription: new Transcription(engine, audio) };
 }
 
 /** Every capability over one engine. */

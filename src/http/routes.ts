@@ -11,6 +11,8 @@ import type { Entities } from '../decisions/entities.js';
 import type { Verify } from '../decisions/verify.js';
 import type { Extract } from '../decisions/extract.js';
 import { streamOf, type Chat } from '../decisions/chat.js';
+import type { Transcription } from '../audio/transcription.js';
+import { audioRoutes } from './audio.js';
 import { ChatCompletionRequest } from '../api/chat.js';
 import { compile } from '../api/validate.js';
 import { CAPABILITIES, CAPABILITY_PREFIX, MODEL_ID, type Capability } from '../api/capabilities.js';
@@ -37,6 +39,8 @@ export interface Service {
   verify: Verify;
   extract: Extract;
   chat: Chat;
+  /** POST /v1/audio/transcribe, when a whisper model is loaded. */
+  transcription?: Transcription;
 }
 
 type Runner = (body: any, signal: AbortSignal) => Promise<Billed<unknown>>;
@@ -87,6 +91,7 @@ export function routes(service: Service, gate: Gate = new Gate()): Route[] {
     },
     ...(Object.keys(CAPABILITIES) as Capability[]).map((name) => decision(name, run[name])),
     chatCompletions(service.chat),
+    ...(service.transcription ? audioRoutes(service.transcription) : []),
   ];
   return all.map((route) => (route.path.startsWith('/v1/') ? gate.guard(route) : route));
 }

@@ -1,0 +1,105 @@
+// Audio benchmark: word error rate and real-time factor of each whisper model through the addon,
+// next to whisper.cpp's own command-line tool (examples/cli, built from the same sources) on the
+// same file, same model file and same threads, in the same run. Prints a table and writes
+// bench/results/audio.json.
+//
+//   node dist/bench/audio.js [--runs 3] [--models whisper-base,whisper-tiny.en]
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config.js';
+import { Engine } from '../src/engine/engine.js';
+import { resolveModel } from '../src/models/store.js';
+import { findWhisperModel, resolveWhisperModel, WHISPER_MODELS } from '../src/models/whisper-models.js';
+import { sentencesOf, wordsOf } from '../src/audio/words.js';
+import { encode, ensureAudioTools, SENTENCES, sox, speak, VOICES, wordErrors } from '../test/audio/speech.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '3' }, models: { type: 'string', default: WHISPER_MODELS.map((m) => m.id).join(',') } },
+});
+const runs = Number(values.runs);
+const THREADS = 2;
+ensureAudioTools();
+
+const cli = `${root}build/whisper-cli`;
+if (!existsSync(cli)) execFileSync('npx', ['cmake-js', 'compile', '--out', 'build', '--target', 'whisper-cli'], { cwd: root, stdio: 'inherit' });
+
+const work = mkdtempSync(join(tmpdir(), 'dm-bench-audio-'));
+// The speed file: every WER sentence in one voice, ~40 s, 16 kHz mono WAV (what the CLI reads).
+const speedFile = join(work, 'speech.wav');
+writeFileSync(speedFile, sox(speak(SENTENCES.join(' '), 'en-us'), [], ['-r', '16000', '-c', '1']));
+const speedSeconds = Number(execFileSync('soxi', ['-D', speedFile]).toString());
+// Real recorded speech shipped by a registry package: llama.cpp's audio test clip (inside npm
+// node-llama-cpp's source bundle). It has no reference transcript, so it gets no WER figure.
+const realFile = `${root}native/vendor/llama.cpp/tools/mtmd/test-2.mp3`;
+
+const config = loadConfig(process.env, { logLevel: 'silent' });
+const llama = await resolveModel(config.model, { path: config.modelPath });
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const report: Record<string, unknown> = { threads: THREADS, runs, speedFileSeconds: speedSeconds, measuredAt: new Date().toISOString(), models: {} };
+
+for (const id of values.models.split(',')) {
+  const model = findWhisperModel(id)!;
+  const path = await resolveWhisperModel(id);
+  const engine = await Engine.open({ modelPath: llama, slots: 1, threads: THREADS, queue: 0, contextSize: 512, batchSize: 64 });
+  await engine.loadWhisper(path, model.alignmentHeads);
+  const transcribe = async (audio: Buffer) => {
+    const r = await engine.transcribe({ audio, maxSeconds: 3600, language: 'en' });
+    const text = sentencesOf(wordsOf(r.segments, r.samples / 16000, r.energy)).map((s) => s.text).join(' ');
+    return { text, ms: r.decodeMs };
+  };
+
+  // Word error rate: each sentence in each voice, as mp3.
+  let errors = 0;
+  let words = 0;
+  for (const sentence of SENTENCES) {
+    for (const voice of VOICES) {
+      const e = wordErrors(sentence, (await transcribe(encode(speak(sentence, voice), 'mp3'))).text);
+      errors += e.errors;
+      words += e.words;
+    }
+  }
+  const real = await transcribe(readFileSync(realFile));
+
+  // Speed: addon and CLI alternate on the same WAV; the first addon run (state creation) is a warm-up.
+  await transcribe(readFileSync(speedFile));
+  const addonMs: number[] = [];
+  const cliMs: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    addonMs.push((await transcribe(readFileSync(speedFile))).ms);
+    cliMs.push(cliInferenceMs(path, model.alignmentHeads));
+  }
+  await engine.close();
+  const addon = median(addonMs);
+  const whisperCli = median(cliMs);
+  (report.models as Record<string, unknown>)[id] = {
+    syntheticWer: errors / words,
+    syntheticWords: words,
+    realSpeechTranscript: real.text,
+    rtfAddon: addon / 1000 / speedSeconds,
+    rtfWhisperCli: whisperCli / 1000 / speedSeconds,
+    ratio: addon / whisperCli,
+    addonMs,
+    cliMs,
+  };
+  console.log(`${id}: WER ${(100 * errors / words).toFixed(1)}% on ${words} words; RTF addon ${(addon / 1000 / speedSeconds).toFixed(3)}, whisper-cli ${(whisperCli / 1000 / speedSeconds).toFixed(3)}, ratio ${(addon / whisperCli).toFixed(2)}`);
+  console.log(`  real speech: ${real.text}`);
+}
+
+// The CLI with the addon's decoding settings (greedy, DTW word times, no flash attention,
+// non-speech tokens suppressed, token timestamps on through -ojf). Its own accounting: total time
+// minus model load time, from whisper_print_timings.
+function cliInferenceMs(path: string, heads: string): number {
+  const args = ['-m', path, '-f', speedFile, '-t', String(THREADS), '-l', 'en', '-bs', '1', '-nfa', '-sns', '--dtw', heads, '-ojf', '-of', join(work, 'cli')];
+  const { stderr, status } = spawnSync(cli, args, { encoding: 'utf8' });
+  if (status !== 0) throw new Error(`whisper-cli failed: ${stderr.slice(-500)}`);
+  const ms = (name: string) => Number(new RegExp(`${name} time =\\s*([\\d.]+) ms`).exec(stderr)?.[1]);
+  return ms('total') - ms('load');
+}
+
+mkdirSync(`${root}bench/results`, { recursive: true });
+writeFileSync(`${root}bench/results/audio.json`, JSON.stringify(report, null, 2) + '\n');

@@ -1,0 +1,78 @@
+// POST /v1/audio/transcribe behind the HTTP layer: audio bytes -> TranscriptionResponse.
+import type { Engine } from '../engine/engine.js';
+import { ServiceError } from '../errors.js';
+import type { AudioSettings } from './limits.js';
+import { sentencesOf, wordsOf, type Segment, type Word } from './words.js';
+import { speakersFor } from './speakers.js';
+
+export interface TranscriptionResponse {
+  text: string;
+  segments: (Segment & { speaker?: string })[];
+  duration: number;
+  language: null;
+}
+
+export interface Transcribed {
+  body: TranscriptionResponse;
+  /** Input tokens billed: see billedTokens. */
+  inputTokens: number;
+  /** Time on the slot (decoding and whisper) plus diarization, ms. */
+  inferenceMs: number;
+}
+
+const SAMPLE_RATE = 16000;
+// Billing follows duration: whisper's encoder reads 50 positions per second of audio (1,500 per
+// 30-second window), and each is billed as one input token; diarized audio is billed twice.
+export const TOKENS_PER_SECOND = 50;
+export const DIARIZE_FACTOR = 2;
+
+export function billedTokens(seconds: number, diarize: boolean): number {
+  return Math.ceil(seconds * TOKENS_PER_SECOND) * (diarize ? DIARIZE_FACTOR : 1);
+}
+
+export class Transcription {
+  constructor(
+    private readonly engine: Engine,
+    readonly settings: AudioSettings,
+  ) {}
+
+  async run(audio: Uint8Array, diarize: boolean, signal?: AbortSignal): Promise<Transcribed> {
+    if (!this.engine.canTranscribe) throw new ServiceError('unsupported_request', 'transcription is not enabled on this server: no whisper model is loaded');
+    if (audio.length === 0) throw new ServiceError('invalid_request', 'body: empty; send the audio file bytes as the request body');
+    const result = await this.engine.transcribe(
+      { audio, maxSeconds: this.settings.maxSeconds, language: this.settings.language, wantPcm: diarize },
+      signal,
+    );
+    const duration = result.samples / SAMPLE_RATE;
+    const words = wordsOf(result.segments, duration, result.energy);
+    let inferenceMs = result.decodeMs;
+    let segments: TranscriptionResponse['segments'] = sentencesOf(words);
+    if (diarize) {
+      const started = performance.now();
+      segments = await labelSpeakers(segments, words, result.pcm!, signal);
+      inferenceMs += performance.now() - started;
+    }
+    return {
+      body: { text: segments.map((s) => s.text).join(' '), segments, duration: Math.round(duration * 1000) / 1000, language: null },
+      inputTokens: billedTokens(duration, diarize),
+      inferenceMs: Math.round(inferenceMs),
+    };
+  }
+}
+
+/** Speaker labels on every word; a segment's speaker is who says most of its words. */
+async function labelSpeakers(segments: Segment[], words: Word[], pcm: Float32Array, signal?: AbortSignal) {
+  const speakers = await speakersFor(pcm, words, signal);
+  const label = (i: number) => `SPEAKER_${String(i).padStart(2, '0')}`;
+  let at = 0;
+  return segments.map((s) => {
+    const counts = new Map<number, number>();
+    const labelled = s.words.map((w) => {
+      const who = speakers[at++];
+      counts.set(who, (counts.get(who) ?? 0) + 1);
+      return { ...w, speaker: label(who) };
+    });
+    const main = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0][0];
+    return { ...s, speaker: label(main), words: labelled };
+  });
+}

@@ -1,0 +1,41 @@
+// POST /v1/audio/transcribe?diarize=<boolean>: the raw audio file is the body.
+import { ServiceError } from '../errors.js';
+import type { Transcription } from '../audio/transcription.js';
+import type { Route } from './types.js';
+
+export const TRANSCRIBE_PATH = '/v1/audio/transcribe';
+
+export function audioRoutes(transcription: Transcription): Route[] {
+  return [
+    {
+      method: 'post',
+      path: TRANSCRIBE_PATH,
+      maxBodyBytes: transcription.settings.maxBytes,
+      handler: async (req) => {
+        checkContentType(req.headers['content-type']);
+        const diarize = flag(req.query.get('diarize'));
+        const out = await transcription.run(req.body, diarize, req.signal);
+        return {
+          status: 200,
+          body: out.body,
+          headers: { 'x-input-tokens': String(out.inputTokens), 'x-inference-ms': String(out.inferenceMs) },
+        };
+      },
+    },
+  ];
+}
+
+function checkContentType(value: string | undefined): void {
+  const type = (value ?? '').split(';')[0].trim().toLowerCase();
+  if (/^audio\/[a-z0-9.+-]+$/.test(type) || type === 'application/octet-stream') return;
+  throw new ServiceError(
+    'unsupported_media_type',
+    `content-type: ${type ? JSON.stringify(type) + ' is not accepted' : 'missing'}; send the raw audio file with Content-Type audio/* (audio/mpeg, audio/wav...) or application/octet-stream`,
+  );
+}
+
+function flag(value: string | null): boolean {
+  if (value === null || value === '' || value === 'false' || value === '0') return false;
+  if (value === 'true' || value === '1') return true;
+  throw new ServiceError('invalid_request', `diarize: must be true or false (got ${JSON.stringify(value)})`);
+}
