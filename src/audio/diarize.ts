@@ -10,8 +10,8 @@
 //      sliding over it (resemblyzer's embed_utterance; native/speaker_encoder.cpp).
 //   4. Agglomerative clustering of the segments by cosine similarity, average linkage weighted
 //      by duration, merging while the two closest clusters are at least `threshold` alike.
-//   5. Each word takes the cluster of the segment it overlaps most; clusters are numbered in the
-//      order their first word is heard.
+//   5. Each word goes to the speaker whose mean embedding the windows over it resemble most;
+//      speakers are numbered in the order their first word is heard.
 import type { NativeSpeakerEncoder } from '../binding.js';
 import { CancelledError } from '../errors.js';
 import { speakerEncoder } from './speaker-model.js';
@@ -27,7 +27,7 @@ export interface DiarizeOptions {
 
 export const DIARIZE_DEFAULTS = Object.freeze({
   /** Chosen from bench/diarize.ts (see docs/models.md, "Speakers"). */
-  threshold: 0.86,
+  threshold: 0.85,
   /** Speech a cluster needs to count as a voice, s; less joins the nearest voice. */
   minSpeakerSeconds: 4,
   /** Voices whose mean embeddings are at least this alike are one voice. */
@@ -71,11 +71,13 @@ export async function diarize(pcm: Float32Array, words: readonly Span[], options
   const windows = windowsOf(segments);
   const encoder = options.encoder ?? (await speakerEncoder());
   const dim = encoder.dims.embedding;
-  const embeddings = segmentEmbeddings(await embedWindows(encoder, pcm, windows, options.signal), windows, segments.length, dim);
+  const windowEmbeddings = await embedWindows(encoder, pcm, windows, options.signal);
+  const embeddings = segmentEmbeddings(windowEmbeddings, windows, segments.length, dim);
   const weights = segments.map((s) => Math.max(s.end - s.start, DIARIZE_DEFAULTS.minWindowSeconds));
   const threshold = options.threshold ?? DIARIZE_DEFAULTS.threshold;
   const labels = speakersOf(embeddings, dim, weights, cluster(embeddings, dim, weights, threshold));
-  return firstHeardOrder(assignWords(clamped, segments, labels), clamped);
+  const voices = centroids(embeddings, dim, weights, labels);
+  return firstHeardOrder(assignWords(clamped, segments, windows, windowEmbeddings, voices, labels), clamped);
 }
 
 /** The speaker who says most of a segment (by time; ties go to the lower index). */
@@ -295,10 +297,50 @@ function normalise(v: Float32Array): void {
   for (let k = 0; k < v.length; k++) v[k] /= norm;
 }
 
-/** Each word's cluster: that of its segment. */
-function assignWords(words: readonly Span[], segments: readonly Stretch[], labels: readonly number[]): number[] {
+/** Each speaker's mean embedding (L2-normalised), from its segments weighted by duration. */
+function centroids(embeddings: Float32Array, dim: number, weights: readonly number[], labels: readonly number[]): Map<number, Float32Array> {
+  const out = new Map<number, Float32Array>();
+  labels.forEach((l, i) => {
+    const c = out.get(l) ?? new Float32Array(dim);
+    for (let k = 0; k < dim; k++) c[k] += weights[i] * embeddings[i * dim + k];
+    out.set(l, c);
+  });
+  for (const c of out.values()) normalise(c);
+  return out;
+}
+
+/**
+ * Each word's speaker: the one whose mean embedding the windows over the word resemble most,
+ * each window counting by its overlap with the word. Windows are shorter than segments, so a
+ * turn change inside a segment (no pause between the turns) moves the label near the change.
+ */
+function assignWords(
+  words: readonly Span[],
+  segments: readonly Stretch[],
+  windows: readonly Window[],
+  windowEmbeddings: Float32Array,
+  voices: Map<number, Float32Array>,
+  segmentLabels: readonly number[],
+): number[] {
+  const dim = windowEmbeddings.length / Math.max(windows.length, 1);
+  const bySegment = segments.map(() => [] as number[]);
+  windows.forEach((w, i) => bySegment[w.segment].push(i));
   const result = new Array<number>(words.length);
-  segments.forEach((s, i) => s.words.forEach((w) => (result[w] = labels[i])));
+  segments.forEach((segment, s) => {
+    for (const wi of segment.words) {
+      const word = words[wi];
+      const score = new Map<number, number>();
+      for (const i of bySegment[s]) {
+        const overlap = Math.min(word.end, windows[i].end) - Math.max(word.start, windows[i].start);
+        if (overlap <= 0) continue;
+        const row = windowEmbeddings.subarray(i * dim, (i + 1) * dim);
+        for (const [voice, centroid] of voices) score.set(voice, (score.get(voice) ?? 0) + overlap * dot(row, centroid));
+      }
+      let best = segmentLabels[s];
+      for (const [voice, v] of score) if (v > (score.get(best) ?? -Infinity)) best = voice;
+      result[wi] = best;
+    }
+  });
   return result;
 }
 

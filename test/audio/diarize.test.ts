@@ -1,0 +1,73 @@
+// Diarization on conversations made here from espeak-ng voices (turns and word times known):
+// the number of speakers is found and >= 90% of words get the right speaker after best label
+// matching; SPEAKER order is first heard; edge cases. The conversations differ from the ones
+// bench/diarize.ts chose the threshold on (other turn orders, gaps and lines).
+import t, { type Test } from 'tap';
+import { diarize, majoritySpeaker } from '../../src/audio/diarize.js';
+import { speakerEncoder } from '../../src/audio/speaker-model.js';
+import { convertResemblyzerCheckpoint } from '../../src/audio/speaker-weights.js';
+import { CancelledError } from '../../src/errors.js';
+import { conversation, ensureSpeechTools, LINES, matchedAccuracy, speak16k, type Turn } from '../helpers/speech-conversation.js';
+
+ensureSpeechTools();
+const encoder = await speakerEncoder();
+
+/** Turns for `pattern` over `voices`, lines taken from the end of LINES backwards. */
+function turns(voices: string[], pattern: number[]): Turn[] {
+  return pattern.map((v, i) => ({ voice: voices[v], text: LINES[LINES.length - 1 - (i % LINES.length)] }));
+}
+
+async function check(t: Test, voices: string[], pattern: number[], seed: number): Promise<void> {
+  const c = conversation(turns(voices, pattern), { seed, minGap: 0.15, maxGap: 0.8 });
+  const labels = await diarize(c.pcm, c.words, { encoder });
+  const truth = c.words.map((w) => w.speaker);
+  const accuracy = matchedAccuracy(truth, labels);
+  t.equal(new Set(labels).size, voices.length, `${voices.length} speakers found`);
+  t.ok(accuracy >= 0.9, `${(100 * accuracy).toFixed(1)}% of ${labels.length} words on the right speaker (>= 90%)`);
+  t.equal(labels[0], 0, 'the first voice heard is speaker 0');
+  const firstOf = [...new Set(labels)];
+  t.same(firstOf, [...firstOf].sort((a, b) => a - b), 'speakers are numbered in the order they are first heard');
+}
+
+t.test('two speakers: en-us+m3 and en+f2', (t) => check(t, ['en-us+m3', 'en+f2'], [1, 0, 1, 1, 0, 1, 0, 0, 1], 11));
+
+t.test('three speakers: en-us+m3, en+f2, en+m7', (t) =>
+  check(t, ['en-us+m3', 'en+f2', 'en+m7'], [2, 0, 1, 0, 2, 1, 1, 2, 0, 2, 1, 0], 12));
+
+t.test('two speakers of one accent (British): en+m7 and en+f4', (t) => check(t, ['en+m7', 'en+f4'], [0, 1, 1, 0, 1, 0, 0, 1], 13));
+
+t.test('one speaker is one speaker', async (t) => {
+  const c = conversation(turns(['en+f2'], [0, 0, 0, 0, 0, 0]), { seed: 14 });
+  const labels = await diarize(c.pcm, c.words, { encoder });
+  t.same([...new Set(labels)], [0]);
+});
+
+t.test('edge cases', async (t) => {
+  const pcm = speak16k('Hello there, this is a short test of one voice.', 'en-us');
+  t.same(await diarize(pcm, [], { encoder }), [], 'no words, no speakers');
+  t.same(await diarize(pcm, [{ start: 0.2, end: 0.5 }], { encoder }), [0], 'one word');
+  const beyond = await diarize(pcm, [{ start: 0.1, end: 0.4 }, { start: 99, end: 100 }, { start: 0.5, end: 0.2 }], { encoder });
+  t.same(beyond, [0, 0, 0], 'words past the end or reversed are clamped, not an error');
+  const ac = new AbortController();
+  ac.abort();
+  await t.rejects(diarize(pcm, [{ start: 0, end: 1 }], { encoder, signal: ac.signal }), CancelledError, 'an aborted signal cancels');
+});
+
+t.test('majoritySpeaker: who says most of a segment, by time', async (t) => {
+  t.equal(majoritySpeaker([{ start: 0, end: 1, speaker: 1 }, { start: 1, end: 1.2, speaker: 0 }, { start: 1.2, end: 1.4, speaker: 0 }]), 1);
+  t.equal(majoritySpeaker([{ start: 0, end: 0.5, speaker: 2 }, { start: 0.5, end: 1, speaker: 1 }]), 1, 'a tie goes to the lower index');
+});
+
+t.test('the converter refuses what is not the resemblyzer checkpoint', async (t) => {
+  t.throws(() => convertResemblyzerCheckpoint(Buffer.from('not a checkpoint at all')), /pickle|checkpoint/);
+  t.throws(() => convertResemblyzerCheckpoint(Buffer.alloc(0)), /pickle/);
+});
+
+t.test('the encoder refuses bad partials with a clear error', async (t) => {
+  t.throws(() => encoder.embed(new Float32Array(16000), Int32Array.of(0), Int32Array.of(0)), /length 1\.\.1000/);
+  t.throws(() => encoder.embed(new Float32Array(16000), Int32Array.of(-1), Int32Array.of(10)), /start >= 0/);
+  const empty = await encoder.embed(new Float32Array(0), new Int32Array(0), new Int32Array(0));
+  t.equal(empty.length, 0);
+  const silent = await encoder.embed(new Float32Array(8000), Int32Array.of(0), Int32Array.of(160));
+  t.equal(silent.length, encoder.dims.embedding, 'silence still gives an embedding (past the end reads as zeros)');
+});
