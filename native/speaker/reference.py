@@ -1,7 +1,9 @@
-# Reference GE2E embeddings: librosa mel (resemblyzer's audio.py) + numpy LSTM with the
-# pretrained.pt weights (torch-free pickle read). Writes test vectors for the C++ harness.
-import pickle, collections, struct, sys, numpy as np, librosa, soundfile
-PT='/tmp/spk/whl/resemblyzer/pretrained.pt'
+# Reference GE2E embeddings for native/speaker/harness.cpp: librosa mel (resemblyzer's audio.py)
+# and a float64 numpy LSTM with the weights of pretrained.pt ($PT) read by pickle, no torch.
+# Usage: PT=.../pretrained.pt python reference.py <out.ref> <16 kHz 16-bit mono wav>
+# Output: int32 samples, partials, mel frames; float32 audio; int32 starts; float32 mel; float32 embeddings.
+import os, pickle, collections, struct, sys, numpy as np, librosa, soundfile
+PT=os.environ.get('PT', 'pretrained.pt')
 def load():
     f=open(PT,'rb')
     for _ in range(3): pickle.load(f)
