@@ -30,7 +30,11 @@ export class ServiceError extends Error {
   /** Headers sent with the error reply (x-should-retry, and Retry-After where one is known). */
   readonly headers: Record<string, string>;
   constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+    // A client error needs no stack trace, and capturing one costs more than the rest of the reply.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'ServiceError';
     this.code = code;
     this.headers = { 'x-should-retry': String(RETRYABLE.has(code)), ...headers };
