@@ -181,7 +181,7 @@ function segmentEmbeddings(windowEmbeddings: Float32Array, windows: readonly Win
  * row weighted (by its duration). Returns a cluster id per row. Each cluster remembers its most
  * similar neighbour, so a merge costs O(n) plus a rescan of the clusters that pointed at the pair.
  */
-export function cluster(embeddings: Float32Array, dim: number, weights: readonly number[], threshold: number): number[] {
+function cluster(embeddings: Float32Array, dim: number, weights: readonly number[], threshold: number): number[] {
   const n = embeddings.length / dim;
   const sim = new Float32Array(n * n);
   for (let i = 0; i < n; i++) {
