@@ -32,11 +32,11 @@ function caching(encoder: NativeSpeakerEncoder): NativeSpeakerEncoder {
   const memo = new WeakMap<Float32Array, Map<string, Promise<Float32Array>>>();
   return {
     dims: encoder.dims,
-    embed(pcm, starts, lengths) {
+    embed(pcm, starts, lengths, gain) {
       const byPcm = memo.get(pcm) ?? new Map<string, Promise<Float32Array>>();
       memo.set(pcm, byPcm);
-      const key = `${starts.join(',')}|${lengths.join(',')}`;
-      if (!byPcm.has(key)) byPcm.set(key, encoder.embed(pcm, starts, lengths));
+      const key = `${starts.join(',')}|${lengths.join(',')}|${gain}`;
+      if (!byPcm.has(key)) byPcm.set(key, encoder.embed(pcm, starts, lengths, gain));
       return byPcm.get(key) as Promise<Float32Array>;
     },
   };

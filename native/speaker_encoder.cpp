@@ -148,16 +148,6 @@ std::vector<float> transpose(const float *w, int rows, int cols) {
   return t;
 }
 
-// Gain that raises the signal's RMS to -30 dBFS (resemblyzer's normalize_volume, increase only).
-float loudness_gain(const float *pcm, size_t samples) {
-  double sum = 0;
-  for (size_t i = 0; i < samples; i++) sum += (double)pcm[i] * pcm[i];
-  if (samples == 0 || sum == 0) return 1.0f;
-  const double rms_dbfs = 10.0 * std::log10(sum / samples);  // int16 scaling cancels out
-  const double change = -30.0 - rms_dbfs;
-  return change > 0 ? (float)std::pow(10.0, change / 20.0) : 1.0f;
-}
-
 }  // namespace
 
 Encoder::Encoder(const uint8_t *data, size_t size) {
@@ -212,8 +202,7 @@ Encoder::Encoder(const uint8_t *data, size_t size) {
   mel_fb_ = mel_filterbank(dims_.mels);
 }
 
-std::vector<float> Encoder::mel(const float *pcm, size_t samples, int first, int n) const {
-  const float gain = loudness_gain(pcm, samples);
+std::vector<float> Encoder::mel(const float *pcm, size_t samples, float gain, int first, int n) const {
   const float power_gain = gain * gain;  // the mel is a power spectrum
   std::vector<float> out((size_t)n * dims_.mels);
   float frame[kFftSize], power[kBinsPadded];
@@ -237,8 +226,8 @@ std::vector<float> Encoder::mel(const float *pcm, size_t samples, int first, int
   return out;
 }
 
-void Encoder::embed(const float *pcm, size_t samples, const int32_t *starts, const int32_t *lengths, size_t count,
-                    float *out) const {
+void Encoder::embed(const float *pcm, size_t samples, float gain, const int32_t *starts, const int32_t *lengths,
+                    size_t count, float *out) const {
   if (count == 0) return;
   // The spectrogram span the partials touch is computed once; partials overlap a lot.
   int lo = starts[0], hi = 0;
@@ -250,7 +239,7 @@ void Encoder::embed(const float *pcm, size_t samples, const int32_t *starts, con
     lo = std::min(lo, (int)starts[p]);
     hi = std::max(hi, starts[p] + lengths[p]);
   }
-  const std::vector<float> spectrogram = mel(pcm, samples, lo, hi - lo);
+  const std::vector<float> spectrogram = mel(pcm, samples, gain, lo, hi - lo);
   const int M = dims_.mels, E = dims_.embedding;
   // Partials of one length run as one batch (the LSTM steps them together); batches are capped
   // to bound the scratch memory (batch x frames x 4H floats of input projection).
@@ -325,12 +314,15 @@ namespace {
 
 class EmbedWorker : public Napi::AsyncWorker {
  public:
-  EmbedWorker(Napi::Env env, std::shared_ptr<const speaker::Encoder> encoder, std::vector<float> pcm,
+  EmbedWorker(Napi::Env env, std::shared_ptr<const speaker::Encoder> encoder, Napi::Float32Array pcm, float gain,
               std::vector<int32_t> starts, std::vector<int32_t> lengths)
       : Napi::AsyncWorker(env, "speaker-embed"),
         deferred_(Napi::Promise::Deferred::New(env)),
         encoder_(std::move(encoder)),
-        pcm_(std::move(pcm)),
+        pcm_ref_(Napi::Persistent(pcm.As<Napi::Object>())),
+        pcm_(pcm.Data()),
+        samples_(pcm.ElementLength()),
+        gain_(gain),
         starts_(std::move(starts)),
         lengths_(std::move(lengths)) {}
 
@@ -339,7 +331,7 @@ class EmbedWorker : public Napi::AsyncWorker {
   void Execute() override {
     try {
       out_.resize(starts_.size() * encoder_->dims().embedding);
-      encoder_->embed(pcm_.data(), pcm_.size(), starts_.data(), lengths_.data(), starts_.size(), out_.data());
+      encoder_->embed(pcm_, samples_, gain_, starts_.data(), lengths_.data(), starts_.size(), out_.data());
     } catch (const std::exception &e) {
       SetError(e.what());
     }
@@ -356,7 +348,10 @@ class EmbedWorker : public Napi::AsyncWorker {
  private:
   Napi::Promise::Deferred deferred_;
   std::shared_ptr<const speaker::Encoder> encoder_;  // outlives a collected JS wrapper
-  std::vector<float> pcm_;
+  Napi::ObjectReference pcm_ref_;  // keeps the caller's audio alive; read in place, not copied
+  const float *pcm_;
+  size_t samples_;
+  float gain_;
   std::vector<int32_t> starts_, lengths_;
   std::vector<float> out_;
 };
@@ -387,10 +382,12 @@ class SpeakerEncoderWrap : public Napi::ObjectWrap<SpeakerEncoderWrap> {
 
   Napi::Value Embed(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
-    if (info.Length() < 3 || !IsArray(info[0], napi_float32_array) || !IsArray(info[1], napi_int32_array) ||
-        !IsArray(info[2], napi_int32_array)) {
-      throw Napi::TypeError::New(env, "embed(pcm: Float32Array, starts: Int32Array, lengths: Int32Array)");
+    if (info.Length() < 4 || !IsArray(info[0], napi_float32_array) || !IsArray(info[1], napi_int32_array) ||
+        !IsArray(info[2], napi_int32_array) || !info[3].IsNumber()) {
+      throw Napi::TypeError::New(env, "embed(pcm: Float32Array, starts: Int32Array, lengths: Int32Array, gain: number)");
     }
+    const double gain = info[3].As<Napi::Number>().DoubleValue();
+    if (!(gain > 0 && gain < 1e6)) throw Napi::RangeError::New(env, "embed: gain must be a positive finite number");
     Napi::Float32Array pcm = info[0].As<Napi::Float32Array>();
     Napi::Int32Array starts = info[1].As<Napi::Int32Array>(), lengths = info[2].As<Napi::Int32Array>();
     if (starts.ElementLength() != lengths.ElementLength()) throw Napi::TypeError::New(env, "embed: starts and lengths differ in length");
@@ -400,9 +397,9 @@ class SpeakerEncoderWrap : public Napi::ObjectWrap<SpeakerEncoderWrap> {
                                              std::to_string(speaker::kMaxPartialFrames));
       }
     }
-    // Copies (a minute of audio is 3.8 MB, copied in about a millisecond), so the caller may
-    // reuse or detach its arrays while the worker runs.
-    auto *worker = new EmbedWorker(env, encoder_, std::vector<float>(pcm.Data(), pcm.Data() + pcm.ElementLength()),
+    // The audio is read in place (an hour is 230 MB; batches of one file share it), the small
+    // index arrays are copied.
+    auto *worker = new EmbedWorker(env, encoder_, pcm, (float)gain,
                                    std::vector<int32_t>(starts.Data(), starts.Data() + starts.ElementLength()),
                                    std::vector<int32_t>(lengths.Data(), lengths.Data() + lengths.ElementLength()));
     Napi::Promise promise = worker->Promise();

@@ -37,17 +37,18 @@ class Encoder {
   // Embeds partial utterances of `pcm` (16 kHz mono, samples in [-1, 1]).
   // Partial p covers mel frames [starts[p], starts[p] + lengths[p]): frame f is centred on
   // sample f * kHop; frames past the end of the audio see zeros. The model was trained on
-  // kPartialFrames; shorter partials work but are noisier. Before the mel, the whole signal is
-  // raised to -30 dBFS RMS (never lowered), as resemblyzer's preprocessing does.
+  // kPartialFrames; shorter partials work but are noisier. `gain` scales the signal before the
+  // mel: resemblyzer raises a file to -30 dBFS RMS, never lowers it (normalize_volume), and the
+  // caller computes that gain over the whole file, since partials see only part of it.
   // Writes count x embedding floats (each row L2-normalised) to `out`. Throws
   // std::invalid_argument for a negative start or a length outside 1..kMaxPartialFrames.
   // Thread safety: const; any number of threads may embed with one Encoder at once.
-  void embed(const float *pcm, size_t samples, const int32_t *starts, const int32_t *lengths, size_t count,
-             float *out) const;
+  void embed(const float *pcm, size_t samples, float gain, const int32_t *starts, const int32_t *lengths,
+             size_t count, float *out) const;
 
-  // The 40-channel power mel spectrogram frames [first, first + n) of the gain-normalised
-  // signal, frame-major (n x mels). Exposed for the reference comparison.
-  std::vector<float> mel(const float *pcm, size_t samples, int first, int n) const;
+  // The 40-channel power mel spectrogram frames [first, first + n) of pcm * gain, frame-major
+  // (n x mels). Exposed for the reference comparison.
+  std::vector<float> mel(const float *pcm, size_t samples, float gain, int first, int n) const;
 
  private:
   struct Layer {
@@ -75,8 +76,9 @@ class Encoder {
 // The JS class SpeakerEncoder (typed in src/binding.ts):
 //   new SpeakerEncoder(weights: Uint8Array)    parses a DMSPKENC file's bytes (a few ms)
 //   .dims: { mels, hidden, layers, embedding, partialFrames, maxPartialFrames }
-//   .embed(pcm: Float32Array, starts: Int32Array, lengths: Int32Array): Promise<Float32Array>
-// embed copies its inputs on the calling thread and runs on libuv's pool (a Napi::AsyncWorker):
-// the model is small and stateless, so it needs none of the engine's slots.
+//   .embed(pcm: Float32Array, starts: Int32Array, lengths: Int32Array, gain: number): Promise<Float32Array>
+// embed runs on libuv's pool (a Napi::AsyncWorker): the model is small and stateless, so it needs
+// none of the engine's slots. It reads `pcm` in place: the caller must not change it until the
+// promise settles.
 Napi::Function DefineSpeakerEncoder(Napi::Env env);
 #endif

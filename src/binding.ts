@@ -155,9 +155,10 @@ export interface NativeSpeakerEncoder {
   /**
    * Embeddings of partials of 16 kHz mono `pcm`: partial i is mel frames (10 ms each)
    * [starts[i], starts[i] + lengths[i]). Resolves count x embedding floats, row-major, each row
-   * L2-normalised. Runs on libuv's pool; the inputs are copied, so the caller may reuse them.
+   * L2-normalised. `gain` scales the audio first (see loudnessGain in src/audio/speaker-model.ts).
+   * Runs on libuv's pool and reads `pcm` in place: do not change it until the promise settles.
    */
-  embed(pcm: Float32Array, starts: Int32Array, lengths: Int32Array): Promise<Float32Array>;
+  embed(pcm: Float32Array, starts: Int32Array, lengths: Int32Array, gain: number): Promise<Float32Array>;
 }
 
 export interface NativeBinding {

@@ -9,6 +9,15 @@
 
 #include "../speaker_encoder.h"
 
+// resemblyzer's normalize_volume as a gain: raise to -30 dBFS RMS, never lower.
+static float loudness_gain(const std::vector<float> &pcm) {
+  double sum = 0;
+  for (float x : pcm) sum += (double)x * x;
+  if (pcm.empty() || sum == 0) return 1.0f;
+  const double change = -30.0 - 10.0 * std::log10(sum / pcm.size());
+  return change > 0 ? (float)std::pow(10.0, change / 20.0) : 1.0f;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: harness <model.bin> <vector.ref>...\n");
@@ -31,7 +40,8 @@ int main(int argc, char **argv) {
     in.read((char *)emb.data(), emb.size() * 4);
     if (!in) { std::fprintf(stderr, "%s: truncated\n", argv[a]); return 2; }
 
-    const std::vector<float> ours = enc.mel(pcm.data(), samples, 0, frames);
+    const float gain = loudness_gain(pcm);
+    const std::vector<float> ours = enc.mel(pcm.data(), samples, gain, 0, frames);
     double worst_rel = 0;
     for (size_t i = 0; i < mel.size(); i++) {
       const double rel = std::fabs(ours[i] - mel[i]) / (std::fabs(mel[i]) + 1e-4);
@@ -40,7 +50,7 @@ int main(int argc, char **argv) {
     std::vector<float> out((size_t)count * E);
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<int32_t> lengths(count, speaker::kPartialFrames);
-    enc.embed(pcm.data(), samples, starts.data(), lengths.data(), count, out.data());
+    enc.embed(pcm.data(), samples, gain, starts.data(), lengths.data(), count, out.data());
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     double worst_cos = 1, worst_abs = 0;
     for (int p = 0; p < count; p++) {
@@ -64,7 +74,7 @@ int main(int argc, char **argv) {
   std::vector<float> out(32 * 256);
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<int32_t> lengths(32, speaker::kPartialFrames);
-  enc.embed(noise.data(), noise.size(), starts.data(), lengths.data(), 32, out.data());
+  enc.embed(noise.data(), noise.size(), loudness_gain(noise), starts.data(), lengths.data(), 32, out.data());
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::printf("32 partials x 160 frames: %.1f ms (%.2f ms per partial)\n", ms, ms / 32);
   return failures ? 1 : 0;

@@ -14,7 +14,7 @@
 //      speakers are numbered in the order their first word is heard.
 import type { NativeSpeakerEncoder } from '../binding.js';
 import { CancelledError } from '../errors.js';
-import { speakerEncoder } from './speaker-model.js';
+import { loudnessGain, speakerEncoder } from './speaker-model.js';
 
 export interface DiarizeOptions {
   /** Checked between encoder batches; once aborted the promise rejects with CancelledError. */
@@ -154,13 +154,14 @@ function windowsOf(segments: readonly Span[]): Window[] {
 
 async function embedWindows(encoder: NativeSpeakerEncoder, pcm: Float32Array, windows: readonly Window[], signal?: AbortSignal): Promise<Float32Array> {
   const dim = encoder.dims.embedding;
+  const gain = loudnessGain(pcm);
   const out = new Float32Array(windows.length * dim);
   for (let at = 0; at < windows.length; at += DIARIZE_DEFAULTS.batch) {
     if (signal?.aborted) throw new CancelledError();
     const part = windows.slice(at, at + DIARIZE_DEFAULTS.batch);
     const starts = Int32Array.from(part, (w) => Math.round(w.start * FRAMES_PER_SECOND));
     const lengths = Int32Array.from(part, (w) => Math.max(1, Math.round((w.end - w.start) * FRAMES_PER_SECOND)));
-    out.set(await encoder.embed(pcm, starts, lengths), at * dim);
+    out.set(await encoder.embed(pcm, starts, lengths, gain), at * dim);
   }
   if (signal?.aborted) throw new CancelledError();
   return out;

@@ -36,6 +36,14 @@ t.test('three speakers: en-us+m3, en+f2, en+m7', (t) =>
 
 t.test('two speakers of one accent (British): en+m7 and en+f4', (t) => check(t, ['en+m7', 'en+f4'], [0, 1, 1, 0, 1, 0, 0, 1], 13));
 
+t.test('a quiet recording gets the same speakers (the encoder levels the file first)', async (t) => {
+  const c = conversation(turns(['en-us+f4', 'en+m7'], [0, 1, 0, 1, 0, 1]), { seed: 15 });
+  const loud = await diarize(c.pcm, c.words, { encoder });
+  const quiet = await diarize(c.pcm.map((x) => x * 0.03), c.words, { encoder });
+  t.same(quiet, loud);
+  t.equal(new Set(loud).size, 2);
+});
+
 t.test('one speaker is one speaker', async (t) => {
   const c = conversation(turns(['en+f2'], [0, 0, 0, 0, 0, 0]), { seed: 14 });
   const labels = await diarize(c.pcm, c.words, { encoder });
@@ -64,10 +72,11 @@ t.test('the converter refuses what is not the resemblyzer checkpoint', async (t)
 });
 
 t.test('the encoder refuses bad partials with a clear error', async (t) => {
-  t.throws(() => encoder.embed(new Float32Array(16000), Int32Array.of(0), Int32Array.of(0)), /length 1\.\.1000/);
-  t.throws(() => encoder.embed(new Float32Array(16000), Int32Array.of(-1), Int32Array.of(10)), /start >= 0/);
-  const empty = await encoder.embed(new Float32Array(0), new Int32Array(0), new Int32Array(0));
+  t.throws(() => encoder.embed(new Float32Array(16000), Int32Array.of(0), Int32Array.of(0), 1), /length 1\.\.1000/);
+  t.throws(() => encoder.embed(new Float32Array(16000), Int32Array.of(-1), Int32Array.of(10), 1), /start >= 0/);
+  t.throws(() => encoder.embed(new Float32Array(16000), Int32Array.of(0), Int32Array.of(10), Number.NaN), /gain/);
+  const empty = await encoder.embed(new Float32Array(0), new Int32Array(0), new Int32Array(0), 1);
   t.equal(empty.length, 0);
-  const silent = await encoder.embed(new Float32Array(8000), Int32Array.of(0), Int32Array.of(160));
+  const silent = await encoder.embed(new Float32Array(8000), Int32Array.of(0), Int32Array.of(160), 1);
   t.equal(silent.length, encoder.dims.embedding, 'silence still gives an embedding (past the end reads as zeros)');
 });
