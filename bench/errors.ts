@@ -13,7 +13,7 @@
 // --engine fake (default) uses the test suite's fake native binding with 2 slots whose jobs
 // last the whole run: errors never reach the model, so this measures the service's own error path.
 // --engine model loads the default model and keeps both slots busy with real inference.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,9 +77,12 @@ async function main(): Promise<void> {
   // The limited key's minute is used up here (again whenever a new window starts), so each of
   // its calls is a genuine 429 from the limiter.
   const limiter = access.gate.options.limiter!;
-  const useUp = () => void limiter.take(limited.record.id, config.rateLimit);
-  useUp();
-  const refill = setInterval(useUp, 250);
+  const useUp = async () => {
+    const { remaining } = await limiter.take(limited.record.id, 0);
+    if (remaining > 0) await limiter.take(limited.record.id, remaining);
+  };
+  await useUp();
+  const refill = setInterval(() => void useUp(), 250);
   const threads = 1; // one client thread with bare sockets drives thousands of requests per second
   const connections = Number(values.connections);
   const target: Omit<Target, 'connections'> = { url, key, limitedKey: limited.key, seconds: Number(values.seconds), intervalMs: (1000 * connections) / Number(values.rate) };
@@ -116,7 +119,11 @@ async function main(): Promise<void> {
   console.log(`${summary.perSecond} error replies/s; p99 ${summary.p99.toFixed(2)} ms (target <= 5 ms); service event-loop delay p99 ${eventLoop.p99.toFixed(1)} ms, max ${eventLoop.max.toFixed(1)} ms`);
   const out = fileURLToPath(new URL('../../bench/results/', import.meta.url));
   mkdirSync(out, { recursive: true });
-  writeFileSync(join(out, 'errors.json'), `${JSON.stringify({ date: new Date().toISOString(), command: `node dist/bench/errors.js ${process.argv.slice(2).join(' ')}`.trim(), engine: values.engine, offeredPerSecond: Number(values.rate), connections, seconds: elapsed, loadAverage: loadavg(), eventLoopDelayMs: eventLoop, classes: rows, all: summary }, null, 2)}\n`);
+  // One entry per offered rate, so runs at different loads sit side by side.
+  const file = join(out, 'errors.json');
+  const runs = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { runs: Record<string, unknown> }).runs : {};
+  runs[`${values.rate}/s ${values.engine}`] = { date: new Date().toISOString(), command: `node dist/bench/errors.js ${process.argv.slice(2).join(' ')}`.trim(), engine: values.engine, offeredPerSecond: Number(values.rate), connections, seconds: elapsed, loadAverage: loadavg(), eventLoopDelayMs: eventLoop, classes: rows, all: summary };
+  writeFileSync(file, `${JSON.stringify({ runs }, null, 2)}\n`);
 
   server.close();
   await Promise.all(holders);
