@@ -91,6 +91,13 @@ function guarded(op: Json, access: AccessPolicy, error: (description: string, he
   const responses = op.responses as Json;
   if (access.keys) responses[401] = error('missing_api_key (no bearer header) or invalid_api_key (malformed, unknown or revoked key)');
   if (access.rateLimit) {
+    const ok = responses[200] as Json;
+    ok.headers = {
+      ...(ok.headers as Json),
+      'x-ratelimit-limit-requests': { description: "the key's requests per minute", schema: { type: 'integer' } },
+      'x-ratelimit-remaining-requests': { description: 'requests left in this minute', schema: { type: 'integer' } },
+      'x-ratelimit-reset-requests': { description: 'time until the minute window resets, e.g. `17s`', schema: { type: 'string' } },
+    };
     responses[429] = error('rate_limited: the key used its requests for this minute (each item of texts, statements or questions counts one)', {
       'retry-after': { description: 'seconds until the window resets', schema: { type: 'integer' } },
     });
