@@ -11,7 +11,6 @@ export interface LimitVerdict {
 
 export interface Limiter {
   take(keyId: string, cost: number): Promise<LimitVerdict>;
-  close(): Promise<void>;
 }
 
 export const WINDOW_MS = 60_000;
@@ -39,6 +38,4 @@ export class MemoryLimiter implements Limiter {
     const resetSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
     return { allowed, limit: this.limit, remaining: this.limit - (allowed ? used + cost : used), resetSeconds };
   }
-
-  async close(): Promise<void> {}
 }

@@ -72,8 +72,6 @@ export class RedisLimiter implements Limiter {
     const [allowed, count, left] = reply;
     return { allowed: allowed === 1, limit: this.limit, remaining: this.limit - count, resetSeconds: Math.max(1, Math.ceil(left / 1000)) };
   }
-
-  async close(): Promise<void> {}
 }
 
 /** Tells every replica that a key was revoked. */
