@@ -1,6 +1,8 @@
 // classify: which label fits a text, from the log-probabilities of the model writing each label
 // name (every token of it) after one prefill. The labels follow the text: measured on the eval
 // set, listing them before the text (which would let the prefix cache keep them) lost 10 points.
+// The wording was chosen on bench/eval among four variants (18 of 21 against 17 for the others),
+// and its short question costs a dozen tokens less than the first one.
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
@@ -22,8 +24,8 @@ export interface ClassifyResult {
 }
 
 const SYSTEM =
-  'You are a careful text classifier. Read the text, then choose the label whose meaning fits it best. ' +
-  'Reply with the label exactly as written, nothing else.';
+  'You classify texts. Choose the one label that best describes what the text is: its purpose or topic. ' +
+  'When several labels could apply, choose the most specific one. Reply with the label exactly as written, nothing else.';
 
 export class Classify {
   private readonly prompt: Prompt;
@@ -38,7 +40,7 @@ export class Classify {
   job(text: string, labels: Label[]): ScoreJob {
     return {
       prefix: this.prompt.prefix(`Text: ${this.reader.sample(text).text}\n\n`),
-      branches: [this.prompt.branch(`Labels:\n${labelList(labels)}\n\nWhich label fits the text best? Answer with the label only.`)],
+      branches: [this.prompt.branch(`Labels:\n${labelList(labels)}\n\nThe best label:`)],
       options: labels.map((l) => this.prompt.option(l.name)),
     };
   }
