@@ -1,7 +1,7 @@
 // Diarization on espeak-ng conversations made here (2, 3 and 4 speakers, different voice
-// families and variants, one single-speaker control): speakers found and the share of words
-// given the right speaker after best label matching, over a sweep of the clustering threshold,
-// plus speed at the default threshold. Prints a table, writes bench/results/diarize.json.
+// families and variants, short turn gaps, a 5-minute file, one single-speaker control): speakers
+// found and the share of words given the right speaker after best label matching, over a sweep
+// of the clustering threshold, plus speed at the default threshold. Prints a table, writes bench/results/diarize.json.
 //
 //   node dist/bench/diarize.js
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -22,6 +22,7 @@ export const CASES: { name: string; voices: string[]; pattern: number[]; seed: n
   { name: '3 accents: en-gb-scotland / en-029+f3 / en-us+m1', voices: ['en-gb-scotland', 'en-029+f3', 'en-us+m1'], pattern: [0, 1, 2, 0, 2, 1, 0, 1, 2, 2, 0, 1], seed: 5 },
   { name: '4: en-us+m3 / en+f2 / en+m7 / en-us+f4', voices: ['en-us+m3', 'en+f2', 'en+m7', 'en-us+f4'], pattern: [0, 1, 2, 3, 1, 0, 3, 2, 0, 1, 2, 3, 0], seed: 6 },
   { name: '2, gaps 0.05-0.2 s: en-us+m1 / en-029+f3', voices: ['en-us+m1', 'en-029+f3'], pattern: [0, 1, 0, 1, 1, 0, 1, 0, 1, 0], seed: 8, minGap: 0.05, maxGap: 0.2 },
+  { name: '2, 5 minutes: en-us+m1 / en+f2', voices: ['en-us+m1', 'en+f2'], pattern: Array.from({ length: 60 }, (_, i) => (i % 3 === 2 ? 0 : i % 2)), seed: 9 },
   { name: '1: en-us+m3 alone', voices: ['en-us+m3'], pattern: [0, 0, 0, 0, 0, 0, 0, 0], seed: 7 },
 ];
 

@@ -27,7 +27,7 @@ export interface DiarizeOptions {
 
 export const DIARIZE_DEFAULTS = Object.freeze({
   /** Chosen from bench/diarize.ts (see docs/models.md, "Speakers"). */
-  threshold: 0.85,
+  threshold: 0.84,
   /** Speech a cluster needs to count as a voice, s; less joins the nearest voice. */
   minSpeakerSeconds: 4,
   /** Voices whose mean embeddings are at least this alike are one voice. */
