@@ -16,14 +16,13 @@ export type GgufMetadata =
 
 /** ggml tensor types a converter writes. */
 export const GGML_F32 = 0;
-export const GGML_F16 = 1;
 export const GGML_Q8_0 = 8;
 
 export interface GgufTensor {
   name: string;
   /** ggml order: ne[0] is the contiguous dimension (a PyTorch [out, in] weight is [in, out]). */
   dims: number[];
-  type: typeof GGML_F32 | typeof GGML_F16 | typeof GGML_Q8_0;
+  type: typeof GGML_F32 | typeof GGML_Q8_0;
   data: Uint8Array;
 }
 
@@ -116,7 +115,7 @@ export function* ggufChunks(metadata: Record<string, GgufMetadata>, tensors: Ggu
 const padded = (n: number): number => Math.ceil(n / ALIGNMENT) * ALIGNMENT;
 
 /** float32 values to IEEE half precision, round to nearest even. */
-export function toF16(values: Float32Array): Uint8Array {
+function toF16(values: Float32Array): Uint8Array {
   const out = new Uint16Array(values.length);
   const f = new Float32Array(1);
   const u = new Uint32Array(f.buffer);
