@@ -37,7 +37,7 @@ export const FORMATS = {
   m4a: { ext: 'm4a', args: ['-ar', '48000', '-ac', '2', '-c:a', 'aac', '-b:a', '96k'], type: 'audio/mp4' },
   ogg: { ext: 'ogg', args: ['-ar', '32000', '-c:a', 'libvorbis'], type: 'audio/ogg' },
   opus: { ext: 'opus', args: ['-ar', '48000', '-c:a', 'libopus', '-b:a', '32k'], type: 'audio/opus' },
-  flac: { ext: 'flac', args: ['-ar', '8000', '-c:a', 'flac'], type: 'audio/flac' },
+  flac: { ext: 'flac', args: ['-ar', '16000', '-c:a', 'flac'], type: 'audio/flac' },
   webm: { ext: 'webm', args: ['-ar', '48000', '-ac', '2', '-c:a', 'libopus', '-b:a', '48k'], type: 'audio/webm' },
 } as const;
 export type Format = keyof typeof FORMATS;
