@@ -2,14 +2,30 @@
 import { ErrorBody } from '../api/common.js';
 import { CAPABILITIES, CAPABILITY_PREFIX, Model, ModelList } from '../api/capabilities.js';
 import { ChatCompletionRequest, ChatCompletionResponse } from '../api/chat.js';
+import { Type } from '@sinclair/typebox';
 
 type Json = Record<string, unknown>;
 
-/** What this deployment enforces: the document says exactly what the running service does. */
+/** What this deployment enforces and serves: the document says exactly what the running service does. */
 export interface AccessPolicy {
   keys: boolean;
   rateLimit: boolean;
+  /** POST /v1/audio/transcribe is served (a whisper model is loaded). */
+  audio?: boolean;
 }
+
+// The body src/audio/transcription.ts returns (its TranscriptionResponse interface); `speaker`
+// appears on segments and words only with diarize=true.
+const Word = Type.Object({ word: Type.String(), start: Type.Number(), end: Type.Number(), speaker: Type.Optional(Type.String()) });
+const TranscriptionResponse = Type.Object(
+  {
+    text: Type.String({ description: 'segment texts joined with spaces' }),
+    segments: Type.Array(Type.Object({ start: Type.Number(), end: Type.Number(), text: Type.String(), words: Type.Array(Word), speaker: Type.Optional(Type.String()) })),
+    duration: Type.Number({ description: 'seconds' }),
+    language: Type.Null(),
+  },
+  { $id: 'TranscriptionResponse' },
+);
 
 const RETRY = {
   'x-should-retry': { description: 'true when retrying may succeed (OpenAI SDKs obey it)', schema: { type: 'string', enum: ['true', 'false'] } },
@@ -61,6 +77,31 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
       },
     },
   };
+  if (access.audio) {
+    paths['/v1/audio/transcribe'] = {
+      post: {
+        operationId: 'transcribe',
+        summary: 'Transcript with word times, and speaker labels with diarize=true; the body is the raw audio file',
+        parameters: [{ name: 'diarize', in: 'query', required: false, schema: { type: 'boolean', default: false } }],
+        requestBody: { required: true, content: { 'audio/*': { schema: { type: 'string', format: 'binary' } }, 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+        responses: {
+          200: {
+            description: 'the transcript',
+            headers: {
+              'x-input-tokens': { description: 'input tokens billed (from the duration)', schema: { type: 'integer' } },
+              'x-inference-ms': { description: 'model processing time, ms', schema: { type: 'integer' } },
+            },
+            content: { 'application/json': { schema: hoist(TranscriptionResponse) } },
+          },
+          400: error('invalid_request or unsupported_request: empty, undecodable or over-long audio, a bad diarize value'),
+          413: error('payload_too_large'),
+          415: error('unsupported_media_type: Content-Type is not audio/* or application/octet-stream'),
+          502: error('runner_error; retry with backoff (x-should-retry: true)'),
+          529: error('overloaded; retry with backoff (x-should-retry: true)'),
+        },
+      },
+    };
+  }
   paths['/v1/models'] = { get: { operationId: 'listModels', responses: { 200: { description: 'the one model', content: { 'application/json': { schema: hoist(ModelList) } } } } } };
   paths['/v1/models/{id}'] = {
     get: {

@@ -12,6 +12,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { issueKey } from '../../src/auth/keys.js';
 import { startGatedServer } from '../helpers/gated-server.js';
 import { EXAMPLES, concrete } from '../helpers/examples.js';
+import { openapiDocument } from '../../src/http/openapi.js';
 
 type Json = Record<string, any>;
 
@@ -98,6 +99,16 @@ t.test('the document with keys and limits on: OpenAPI 3.1.1, valid, bearer schem
       else t.same(op.security, [], `${path}: public`);
     }
   }
+});
+
+t.test('with a whisper model loaded, the document adds transcription behind the same gate', async (t) => {
+  const audio = openapiDocument('test', { keys: true, rateLimit: true, audio: true }) as Json;
+  const verdict = await new Validator().validate(JSON.parse(JSON.stringify(audio)));
+  t.same(verdict.errors ?? [], [], 'valid under an OpenAPI 3.1 validator');
+  const op = audio.paths['/v1/audio/transcribe'].post;
+  t.same(Object.keys(op.requestBody.content), ['audio/*', 'application/octet-stream']);
+  t.same(Object.keys(op.responses).sort(), ['200', '400', '401', '413', '415', '429', '502', '529']);
+  t.ok(audio.components.schemas.TranscriptionResponse);
 });
 
 t.test('every operation against its documented contract', async (t) => {
