@@ -65,6 +65,9 @@ Napi::Value ToJs(Napi::Env env, const SpanResult &r) {
   Napi::Float32Array none = Napi::Float32Array::New(env, r.none_logprob.size());
   std::copy(r.none_logprob.begin(), r.none_logprob.end(), none.Data());
   out.Set("noneLogprobs", none);
+  Napi::Float32Array first = Napi::Float32Array::New(env, r.first_logprobs.size());
+  std::copy(r.first_logprobs.begin(), r.first_logprobs.end(), first.Data());
+  out.Set("firstLogprobs", first);
   return out;
 }
 
@@ -376,7 +379,8 @@ Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
 }
 
 // submit({ kind: 'score', prefix, branches, options })
-// submit({ kind: 'spans', prefix, branches, source, stops, separator, none, maxSpanTokens, maxSpans })
+// submit({ kind: 'spans', prefix, branches, source, stops, separator, none, maxSpanTokens, maxSpans,
+//          minListLogprob, firstOptions, scoredBranches })
 //   -> { id, result: Promise<ScoreResult | SpanResult> }
 Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -410,6 +414,10 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
       sj.max_span_tokens = std::max(1, IntOption(o, "maxSpanTokens", 32));
       sj.max_spans = std::max(1, IntOption(o, "maxSpans", 1));
       if (o.Get("minListLogprob").IsNumber()) sj.min_list_logprob = o.Get("minListLogprob").As<Napi::Number>().FloatValue();
+      if (o.Get("firstOptions").IsTypedArray()) sj.first_options = TokenArray(env, o.Get("firstOptions"), "firstOptions");
+      sj.scored_branches = std::max(0, IntOption(o, "scoredBranches", 0));
+      if (sj.scored_branches >= static_cast<int32_t>(sj.branches.size()))
+        throw Napi::TypeError::New(env, "job.scoredBranches must leave at least one span branch");
       if (sj.stops.empty()) throw Napi::TypeError::New(env, "job.stops must hold at least one token");
       job = std::move(sj);
     } else {

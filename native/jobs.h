@@ -36,6 +36,8 @@ struct SpanJob {
   int32_t max_span_tokens = 32;
   int32_t max_spans = 1;
   float min_list_logprob = -1e30f;  // a later span of a list less likely than this ends the list
+  Tokens first_options;          // single tokens scored at every branch's first answer step
+  int32_t scored_branches = 0;   // the last this many branches only score first_options: no spans
 };
 
 struct Span {
@@ -57,6 +59,7 @@ struct ScoreResult : JobStats {
 struct SpanResult : JobStats {
   std::vector<std::vector<Span>> spans;  // per branch, in the order decoded
   std::vector<float> none_logprob;       // per branch: log P(none) at the first answer token
+  std::vector<float> first_logprobs;     // branches x first_options, row-major
 };
 
 // Decode an audio file held in memory and transcribe it with whisper.cpp (see transcribe.h).

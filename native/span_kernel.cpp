@@ -36,8 +36,16 @@ class Copier {
   void step(size_t b, Walk &w, const float *logits) {
     const float lse = d_.log_normalizer(logits);
     auto lp = [&](llama_token t) { return logits[t] - lse; };
-    if (w.first && job_.none >= 0) out_.none_logprob[b] = lp(job_.none);
-    w.first = false;
+    if (w.first) {
+      if (job_.none >= 0) out_.none_logprob[b] = lp(job_.none);
+      const size_t n = job_.first_options.size();
+      for (size_t o = 0; o < n; ++o) out_.first_logprobs[b * n + o] = lp(job_.first_options[o]);
+      w.first = false;
+      if (b + job_.scored_branches >= job_.branches.size()) {  // a scoring branch: no span
+        w.done = true;
+        return;
+      }
+    }
 
     auto &spans = out_.spans[b];
     llama_token best = -1;
@@ -101,6 +109,7 @@ SpanResult copy_spans(Decoder &d, const SpanJob &job) {
   SpanResult out;
   out.spans.resize(n_branch);
   out.none_logprob.assign(n_branch, -1e30f);
+  out.first_logprobs.assign(n_branch * job.first_options.size(), -1e30f);
   Copier copier(d, job, out);
   std::vector<Decoder::Item> pending = d.begin(job.prefix);
   out.cached_tokens = d.cached();

@@ -48,6 +48,10 @@ export interface SpanJob {
   maxSpans?: number;
   /** A later span of a list whose log-probability is below this ends the list. */
   minListLogprob?: number;
+  /** Single tokens scored at every branch's first answer step (SpanResult.firstLogprobs). */
+  firstOptions?: Int32Array;
+  /** The last this many branches only score firstOptions: a check asked on the same prefill, no span. */
+  scoredBranches?: number;
 }
 
 interface JobStats {
@@ -71,6 +75,7 @@ export interface TokenSpan {
 export interface SpanResult extends JobStats {
   spans: TokenSpan[][]; // per branch
   noneLogprobs: Float32Array; // per branch: log P(first token of the "nothing fits" answer)
+  firstLogprobs: Float32Array; // branches x firstOptions, row-major
 }
 
 export type NativeJob = ({ kind: 'score' } & ScoreJob) | ({ kind: 'spans' } & SpanJob);

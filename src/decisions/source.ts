@@ -67,7 +67,7 @@ export class Source {
   }
 
   /** A span job that copies from this text; the model's end-of-reply tokens stop it. */
-  job(prefix: Int32Array, branches: Int32Array[], how: Pick<SpanJob, 'none' | 'separator' | 'maxSpanTokens' | 'maxSpans' | 'minListLogprob'>): SpanJob {
+  job(prefix: Int32Array, branches: Int32Array[], how: Pick<SpanJob, 'none' | 'separator' | 'maxSpanTokens' | 'maxSpans' | 'minListLogprob' | 'firstOptions' | 'scoredBranches'>): SpanJob {
     return {
       prefix,
       branches,

@@ -19,7 +19,7 @@ export interface VerifyResult {
   found: string[]; // the raw spans the text gives for the field, whether or not they match
 }
 
-// One system prompt for both steps, so the check reuses the text the find step left in the slot.
+// One system prompt for both branches: finding the values and checking the given one.
 const SYSTEM =
   'You read a field from a text. Copy every value the text gives for the field, exact words from the text, ' +
   'one per line; if the text gives no value for it, reply None. Asked a yes/no question, reply Yes or No.';
@@ -28,7 +28,7 @@ export class Verify {
   private readonly prompt: Prompt;
   private readonly none: number;
   private readonly separator: number;
-  private readonly yesNo: Int32Array[];
+  private readonly yesNo: Int32Array; // the first tokens of "Yes" and "No"
   private readonly reader: Reader;
 
   constructor(private readonly engine: Engine) {
@@ -36,7 +36,7 @@ export class Verify {
     this.reader = new Reader(engine);
     this.none = this.prompt.option('None')[0]!;
     this.separator = this.prompt.option('\n')[0]!;
-    this.yesNo = ['Yes', 'No'].map((o) => this.prompt.option(o));
+    this.yesNo = Int32Array.from(['Yes', 'No'], (o) => this.prompt.option(o)[0]!);
   }
 
   async run(input: VerifyInput, signal?: AbortSignal): Promise<Billed<VerifyResult | { results: VerifyResult[] }>> {
@@ -45,27 +45,29 @@ export class Verify {
     const value = String(input.value);
     const excerpts = await Promise.all(texts.map((t) => this.reader.focus(t, [`${field}: ${value}`])));
     const sources = excerpts.map((e) => new Source(this.engine, e));
-    // Find first, then check: the check lands on the slot that holds the text (prefix cache).
-    const [found, checked] = await this.engine.session(async (run) => {
-      const prefixes = sources.map((source) => this.prompt.prefix(`Text: ${source.text}\n\n`));
-      const how = { separator: this.separator, none: this.none, maxSpanTokens: 24, maxSpans: 4, minListLogprob: Math.log(0.5) };
-      const spans = await run.spans(sources.map((source, i) => source.job(prefixes[i]!, [this.prompt.branch(`Field: ${field}`)], how)));
-      const scores = await run.score(
-        prefixes.map((prefix) => ({
-          prefix,
-          branches: [this.prompt.branch(`Yes or no: does the text give "${value}" as the ${field}?`)],
-          options: this.yesNo,
-        })),
-      );
-      return [spans, scores] as const;
-    }, signal);
+    // One job per text: the find branch copies the field's values, the check branch (asked on
+    // the same prefill) scores Yes against No at its first step.
+    const how = {
+      separator: this.separator,
+      none: this.none,
+      maxSpanTokens: 24,
+      maxSpans: 4,
+      minListLogprob: Math.log(0.5),
+      firstOptions: this.yesNo,
+      scoredBranches: 1,
+    };
+    const branches = [this.prompt.branch(`Field: ${field}`), this.prompt.branch(`Yes or no: does the text give "${value}" as the ${field}?`)];
+    const found = await this.engine.spans(
+      sources.map((source) => source.job(this.prompt.prefix(`Text: ${source.text}\n\n`), branches, how)),
+      signal,
+    );
     const results = sources.map((source, i): VerifyResult => {
       const r = found[i]!;
       const spans = r.spans[0]!;
       const given = spans.length > 0 && r.noneLogprobs[0]! <= spans[0]!.firstLogprob;
       const values = given ? spans.map((s) => source.span(s.start, s.end)?.text).filter((t): t is string => !!t) : [];
-      const lp = checked[i]!.logprobs;
-      const probability = 1 / (1 + Math.exp(lp[1]! - lp[0]!));
+      const [yes, no] = r.firstLogprobs.subarray(2, 4); // the check branch: Yes, No
+      const probability = 1 / (1 + Math.exp(no! - yes!));
       // What the text gives decides when it gives something; otherwise the model's judgement does.
       const matches = values.length > 0 ? values.some((v) => agrees(v, input.value)) : probability >= 0.5;
       return { matches, probability, found: [...new Set(values)] };
@@ -73,7 +75,7 @@ export class Verify {
     return {
       body: shaped(results, list),
       inputChars: charsOf(input.text, input.texts) + (charsOf(input.field.name, input.field.description) + value.length) * texts.length,
-      inputTokens: [...found, ...checked].reduce((n, r) => n + r.promptTokens, 0),
+      inputTokens: found.reduce((n, r) => n + r.promptTokens, 0),
     };
   }
 }

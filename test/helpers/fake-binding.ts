@@ -108,11 +108,17 @@ function score(job: ScoreJob): ScoreResult {
 function spans(job: SpanJob): SpanResult {
   const source = String.fromCharCode(...job.source);
   const firstWord = Math.max(1, source.search(/\s|$/));
-  const found = job.branches.map((b) => (String.fromCharCode(...b).includes('[none]') ? [] : [{ start: 0, end: firstWord, logprob: -0.2, firstLogprob: -0.1 }]));
+  const scoredFrom = job.branches.length - (job.scoredBranches ?? 0);
+  const found = job.branches.map((b, i) => (i >= scoredFrom || String.fromCharCode(...b).includes('[none]') ? [] : [{ start: 0, end: firstWord, logprob: -0.2, firstLogprob: -0.1 }]));
+  const options = job.firstOptions?.length ?? 0;
   const promptTokens = job.prefix.length + job.branches.reduce((n, b) => n + b.length, 0);
   return {
     spans: found,
     noneLogprobs: Float32Array.from(job.branches, (b) => (String.fromCharCode(...b).includes('[none]') ? -0.01 : -5)),
+    // The first option wins exactly when the branch says "[true]", as in score().
+    firstLogprobs: Float32Array.from({ length: job.branches.length * options }, (_, k) =>
+      (k % options === 0) === String.fromCharCode(...job.branches[Math.floor(k / options)]!).includes('[true]') ? -0.1 : -2.4,
+    ),
     promptTokens,
     cachedTokens: 0,
     decodeMs: 1,
