@@ -9,7 +9,9 @@
 //   3. Each segment's embedding is the normalised mean of GE2E embeddings of 1.6 s windows
 //      sliding over it (resemblyzer's embed_utterance; native/speaker_encoder.cpp).
 //   4. Agglomerative clustering of the segments by cosine similarity, average linkage weighted
-//      by duration, merging while the two closest clusters are at least `threshold` alike.
+//      by duration, merging while the two closest clusters are at least `threshold` alike; then
+//      clusters with too little speech join the nearest voice, voices that sound alike once
+//      pooled merge, and segments move to the nearest voice (speakersOf).
 //   5. Each word goes to the speaker whose mean embedding the windows over it resemble most;
 //      speakers are numbered in the order their first word is heard.
 import type { NativeSpeakerEncoder } from '../binding.js';
@@ -78,15 +80,6 @@ export async function diarize(pcm: Float32Array, words: readonly Span[], options
   const labels = speakersOf(embeddings, dim, weights, cluster(embeddings, dim, weights, threshold));
   const voices = centroids(embeddings, dim, weights, labels);
   return firstHeardOrder(assignWords(clamped, segments, windows, windowEmbeddings, voices, labels), clamped);
-}
-
-/** The speaker who says most of a segment (by time; ties go to the lower index). */
-export function majoritySpeaker(words: readonly (Span & { speaker: number })[]): number {
-  const time = new Map<number, number>();
-  for (const w of words) time.set(w.speaker, (time.get(w.speaker) ?? 0) + Math.max(w.end - w.start, 1e-3));
-  let best = -1;
-  for (const [speaker, t] of time) if (best < 0 || t > (time.get(best) ?? 0) || (t === time.get(best) && speaker < best)) best = speaker;
-  return best;
 }
 
 /** Words (indices, time order) over a stretch of speech. */

@@ -3,7 +3,7 @@
 // matching; SPEAKER order is first heard; edge cases. The conversations differ from the ones
 // bench/diarize.ts chose the threshold on (other turn orders, gaps and lines).
 import t, { type Test } from 'tap';
-import { diarize, majoritySpeaker } from '../../src/audio/diarize.js';
+import { diarize } from '../../src/audio/diarize.js';
 import { speakerEncoder } from '../../src/audio/speaker-model.js';
 import { convertResemblyzerCheckpoint } from '../../src/audio/speaker-weights.js';
 import { CancelledError } from '../../src/errors.js';
@@ -59,11 +59,6 @@ t.test('edge cases', async (t) => {
   const ac = new AbortController();
   ac.abort();
   await t.rejects(diarize(pcm, [{ start: 0, end: 1 }], { encoder, signal: ac.signal }), CancelledError, 'an aborted signal cancels');
-});
-
-t.test('majoritySpeaker: who says most of a segment, by time', async (t) => {
-  t.equal(majoritySpeaker([{ start: 0, end: 1, speaker: 1 }, { start: 1, end: 1.2, speaker: 0 }, { start: 1.2, end: 1.4, speaker: 0 }]), 1);
-  t.equal(majoritySpeaker([{ start: 0, end: 0.5, speaker: 2 }, { start: 0.5, end: 1, speaker: 1 }]), 1, 'a tie goes to the lower index');
 });
 
 t.test('the converter refuses what is not the resemblyzer checkpoint', async (t) => {
