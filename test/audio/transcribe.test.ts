@@ -4,6 +4,8 @@ import t from 'tap';
 import { audioServer, post } from './helpers.js';
 import { encode, ensureAudioTools, FORMATS, samplesOf, SENTENCES, sox, speak, VOICES, wavOf, wordErrors, type Format } from './speech.js';
 
+// Every case runs the real model on two cores: more than tap's default 600 s when the machine is shared.
+t.setTimeout(1_800_000);
 ensureAudioTools();
 const server = await audioServer();
 t.teardown(() => server.close());
