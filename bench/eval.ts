@@ -1,7 +1,7 @@
 // Accuracy on the labelled decisions: the shared development set (../shared/eval) plus our own
 // cases (bench/eval/extra-decisions.jsonl). Prints a table and writes JSON.
 //
-//   node dist/bench/eval.js [--model ID | --model-path FILE] [--cap all|yes-no,classify,...] [--out FILE]
+//   node dist/bench/eval.js [--model ID | --model-path FILE] [--cap all|yes-no,classify,...,answer-20k,yes-no-20k] [--out FILE]
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -100,18 +100,34 @@ const JUDGES: Record<string, Judge> = {
   },
 };
 
+// Long-text variants: each case's text set in the middle of a 20,000-character haystack made of
+// the texts of other capabilities' cases (other topics), so the encoder must find what matters.
+const LONG: Record<string, string> = { 'answer-20k': 'answer', 'yes-no-20k': 'yes-no' };
+
+function inHaystack(text: string, cases: Case[]): string {
+  const filler = [...new Set(cases.filter((c) => ['classify', 'rate', 'classify-tree'].includes(c.cap)).map((c) => String(c.req.text)))].join(' ');
+  let hay = '';
+  while (hay.length < 20_000) hay += filler + ' ';
+  const before = Math.floor((20_000 - text.length - 2) * 0.55);
+  const after = 20_000 - text.length - 2 - before;
+  return `${hay.slice(0, before)} ${text} ${hay.slice(before, before + after)}`;
+}
+
 const dm = await open({
   ...(values.model ? { model: values.model } : {}),
   ...(values['model-path'] ? { modelPath: values['model-path'] } : {}),
   logLevel: 'silent',
 });
-const caps = values.cap === 'all' ? Object.keys(JUDGES) : values.cap!.split(',');
+const caps = values.cap === 'all' ? [...Object.keys(JUDGES), ...Object.keys(LONG)] : values.cap!.split(',');
 const all = readCases();
 const report = [];
 for (const cap of caps) {
-  const judge = JUDGES[cap];
-  if (!judge) throw new Error(`no judge for capability ${cap}; known: ${Object.keys(JUDGES).join(', ')}`);
-  const cases = all.filter((c) => c.cap === cap);
+  const base = LONG[cap] ?? cap;
+  const judge = JUDGES[base];
+  if (!judge) throw new Error(`no judge for capability ${cap}; known: ${[...Object.keys(JUDGES), ...Object.keys(LONG)].join(', ')}`);
+  const cases = all
+    .filter((c) => c.cap === base && (!LONG[cap] || typeof c.req.text === 'string'))
+    .map((c) => (LONG[cap] ? { ...c, req: { ...c.req, text: inHaystack(String(c.req.text), all) } } : c));
   const misses: { id: string; got: string; want: string }[] = [];
   let total = 0;
   const started = performance.now();

@@ -3,7 +3,7 @@
 // spans read as numbers, booleans and enums are options scored by log-probability. The result is
 // typed by construction: every declared property is present, null when the text does not give it.
 import type { Engine, Round } from '../engine/engine.js';
-import type { SpanJob, SpanResult, ScoreJob } from '../binding.js';
+import type { SpanJob, SpanResult, ScoreJob, ScoreResult } from '../binding.js';
 import { charsOf, type Billed } from './billing.js';
 import { argmax, normalise } from './distribution.js';
 import { Prompt } from './prompt.js';
@@ -102,10 +102,12 @@ export class Extract {
       })),
     ];
     const spanJobs = [...(singles.length ? [spanJob(singles, 1)] : []), ...(lists.length ? [spanJob(lists, MAX_LIST)] : [])];
-    const [spans, scores] = await Promise.all([
-      spanJobs.length ? run.spans(spanJobs) : Promise.resolve([]),
-      scoreJobs.length ? run.score(scoreJobs) : Promise.resolve([]),
-    ]);
+    // One job after another: each finds the text in the slot the first one left it in (prefix
+    // cache), where jobs side by side would each prefill it on a slot of their own.
+    const spans: SpanResult[] = [];
+    for (const job of spanJobs) spans.push(...(await run.spans([job])));
+    const scores: ScoreResult[] = [];
+    for (const job of scoreJobs) scores.push(...(await run.score([job])));
 
     const values = new Map<Field, unknown>();
     const copied = (r: SpanResult, b: number, field: Field, all: boolean): string[] => {
