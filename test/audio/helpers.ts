@@ -1,4 +1,5 @@
 // A real engine with the test whisper model behind the audio route on a loopback port.
+import { request } from 'node:http';
 import { Engine } from '../../src/engine/engine.js';
 import { Transcription } from '../../src/audio/transcription.js';
 import { audioSettings } from '../../src/audio/limits.js';
@@ -34,14 +35,31 @@ export async function audioServer(env: NodeJS.ProcessEnv = {}, slots = 1): Promi
   };
 }
 
-export async function post(url: string, body: Buffer, type = 'application/octet-stream', query = ''): Promise<{ status: number; json: any; headers: Headers }> {
-  const res = await fetch(url + query, { method: 'POST', body, headers: { 'content-type': type } });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = text;
-  }
-  return { status: res.status, json, headers: res.headers };
+/**
+ * POSTs raw bytes. node:http rather than fetch: fetch gives up on a reply that takes more than
+ * 300 s to start, which a transcription of damaged audio on a busy two-core machine can.
+ */
+export function post(url: string, body: Buffer, type = 'application/octet-stream', query = ''): Promise<{ status: number; json: any; headers: Headers }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url + query, { method: 'POST', headers: { 'content-type': type, 'content-length': body.length } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = text;
+        }
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
+        resolve({ status: res.statusCode ?? 0, json, headers });
+      });
+    });
+    // A refused upload is answered before it is read whole and the connection closed: the write
+    // may fail after (or just before) the reply arrives, which is what counts.
+    req.on('error', (err) => setTimeout(() => reject(err), 2000).unref());
+    req.end(body);
+  });
 }
