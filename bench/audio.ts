@@ -94,7 +94,7 @@ for (const id of values.models.split(',')) {
 // non-speech tokens suppressed, token timestamps on through -ojf). Its own accounting: total time
 // minus model load time, from whisper_print_timings.
 function cliInferenceMs(path: string, heads: string): number {
-  const args = ['-m', path, '-f', speedFile, '-t', String(THREADS), '-l', 'en', '-bs', '1', '-nfa', '-sns', '--dtw', heads, '-ojf', '-of', join(work, 'cli')];
+  const args = ['-m', path, '-f', speedFile, '-t', String(THREADS), '-l', 'en', '-bs', '1', '-nf', '-nfa', '-sns', '--dtw', heads, '-ojf', '-of', join(work, 'cli')];
   const { stderr, status } = spawnSync(cli, args, { encoding: 'utf8' });
   if (status !== 0) throw new Error(`whisper-cli failed: ${stderr.slice(-500)}`);
   const ms = (name: string) => Number(new RegExp(`${name} time =\\s*([\\d.]+) ms`).exec(stderr)?.[1]);

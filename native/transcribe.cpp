@@ -68,6 +68,9 @@ TranscribeResult transcribe(whisper_context *ctx, whisper_state *&state, const T
   p.print_progress = p.print_realtime = p.print_special = p.print_timestamps = false;
   p.token_timestamps = true;
   p.suppress_nst = true;  // no "[music]"-style tokens in a transcript
+  // One greedy pass per window. The temperature fallback re-decodes a window that looks wrong at
+  // up to five more temperatures: on damaged or noisy audio that took minutes on 2 cores.
+  p.temperature_inc = 0.0f;
   p.abort_callback = [](void *data) { return static_cast<std::atomic<bool> *>(data)->load(std::memory_order_relaxed); };
   p.abort_callback_user_data = abort;
   p.encoder_begin_callback = [](whisper_context *, whisper_state *, void *data) {

@@ -12,6 +12,7 @@ import { Verify } from './decisions/verify.js';
 import { Extract } from './decisions/extract.js';
 import { Chat } from './decisions/chat.js';
 import { resolveModel } from './models/store.js';
+import { speakerEncoder } from './audio/speaker-model.js';
 import { findWhisperModel, resolveWhisperModel } from './models/whisper-models.js';
 import { audioSettings } from './audio/limits.js';
 import { Transcription } from './audio/transcription.js';
@@ -31,6 +32,7 @@ export async function openService(config: Config): Promise<Service> {
   const engine = await Engine.open({ ...config, modelPath, encoderPath });
   const audio = audioSettings();
   await engine.loadWhisper(await resolveWhisperModel(audio.model, { path: audio.modelPath }), findWhisperModel(audio.model)?.alignmentHeads ?? '');
+  await speakerEncoder(); // at start-up, so the first diarize=true request does not fetch or convert it
   return { ...decisions(engine), transcription: new Transcription(engine, audio) };
 }
 
