@@ -100,14 +100,16 @@ const JUDGES: Record<string, Judge> = {
   },
 };
 
-// Long-text variants: each case's text set in the middle of a 20,000-character haystack made of
-// the texts of other capabilities' cases (other topics), so the encoder must find what matters.
+// Long-text variants: each case's text set in the middle of a 20,000-character haystack of
+// sentences on an unrelated subject (lunar craters), so the truth of a statement and the answer
+// to a question do not change, and the encoder must find the window that matters.
 const LONG: Record<string, string> = { 'answer-20k': 'answer', 'yes-no-20k': 'yes-no' };
 
-function inHaystack(text: string, cases: Case[]): string {
-  const filler = [...new Set(cases.filter((c) => ['classify', 'rate', 'classify-tree'].includes(c.cap)).map((c) => String(c.req.text)))].join(' ');
+function inHaystack(text: string): string {
+  const crater = (i: number) =>
+    `Crater ${String.fromCharCode(65 + (i % 26))}-${100 + i} on the far side of the Moon is ${12 + ((i * 37) % 180)} kilometres across and its rim rises ${1 + (i % 5)} kilometres above the floor. `;
   let hay = '';
-  while (hay.length < 20_000) hay += filler + ' ';
+  for (let i = 0; hay.length < 20_000; i++) hay += crater(i);
   const before = Math.floor((20_000 - text.length - 2) * 0.55);
   const after = 20_000 - text.length - 2 - before;
   return `${hay.slice(0, before)} ${text} ${hay.slice(before, before + after)}`;
@@ -127,7 +129,7 @@ for (const cap of caps) {
   if (!judge) throw new Error(`no judge for capability ${cap}; known: ${[...Object.keys(JUDGES), ...Object.keys(LONG)].join(', ')}`);
   const cases = all
     .filter((c) => c.cap === base && (!LONG[cap] || typeof c.req.text === 'string'))
-    .map((c) => (LONG[cap] ? { ...c, req: { ...c.req, text: inHaystack(String(c.req.text), all) } } : c));
+    .map((c) => (LONG[cap] ? { ...c, req: { ...c.req, text: inHaystack(String(c.req.text)) } } : c));
   const misses: { id: string; got: string; want: string }[] = [];
   let total = 0;
   const started = performance.now();
