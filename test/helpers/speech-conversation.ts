@@ -28,21 +28,8 @@ export interface Conversation {
 
 const RATE = 16000;
 
-export function ensureSpeechTools(): void {
-  const missing = ['espeak-ng', 'sox'].filter((tool) => {
-    try {
-      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
-      return false;
-    } catch {
-      return true;
-    }
-  });
-  if (missing.length === 0) return;
-  if (process.getuid?.() !== 0) throw new Error(`test speech needs ${missing.join(', ')}: apt-get install ${missing.join(' ')}`);
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env });
-  execFileSync('apt-get', ['install', '-y', '-qq', ...missing], { stdio: 'ignore', env });
-}
+/** espeak-ng and sox (with ffmpeg), installed from Debian when missing: the audio tests' installer. */
+export { ensureAudioTools as ensureSpeechTools } from '../audio/speech.js';
 
 /** `text` spoken by espeak-ng in `voice`, as 16 kHz mono float samples. */
 export function speak16k(text: string, voice: string, wordsPerMinute = 165): Float32Array {
