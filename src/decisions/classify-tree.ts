@@ -45,8 +45,8 @@ export class ClassifyTree {
             const levels: TreeLevel[] = [];
             for (let tree: Tree | undefined = input.tree; tree; ) {
               const labels = levelLabels(tree);
-              const [scored] = await run.score([this.classify.job(text, labels)]);
-              const decided = this.classify.decide(labels, scored!);
+              const [prior, [scored]] = await Promise.all([this.classify.priors.of(labels), run.score([this.classify.job(text, labels)])]);
+              const decided = this.classify.decide(labels, scored!, prior);
               levels.push({
                 ...decided,
                 input_chars: text.length + labelChars(labels),

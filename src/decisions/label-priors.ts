@@ -1,0 +1,41 @@
+// Contextual calibration of label scores (Zhao et al., 2021, "Calibrate before use"). A small model
+// prefers some label names whatever the text says; scoring the same labels after a text that says
+// nothing measures that preference, and dividing it out leaves what the text itself supports.
+// A label set's prior costs one short job the first time it is seen and is then cached.
+import type { ScoreJob } from '../binding.js';
+import type { Engine } from '../engine/engine.js';
+import type { Label } from './labels.js';
+
+export const CONTENT_FREE_TEXT = 'N/A';
+const CACHED_LABEL_SETS = 1024;
+
+export class LabelPriors {
+  private readonly cache = new Map<string, Promise<number[]>>();
+
+  constructor(
+    private readonly engine: Engine,
+    private readonly jobFor: (text: string, labels: Label[]) => ScoreJob,
+  ) {}
+
+  /** Log-probabilities of each label after the content-free text, in label order. */
+  of(labels: Label[]): Promise<number[]> {
+    const key = JSON.stringify(labels);
+    const cached = this.cache.get(key);
+    if (cached) {
+      this.cache.delete(key); // most recently used last
+      this.cache.set(key, cached);
+      return cached;
+    }
+    // Not cancelled with the request that asked first: other requests may be waiting for it.
+    const prior = this.engine.score([this.jobFor(CONTENT_FREE_TEXT, labels)]).then(([r]) => Array.from(r!.logprobs));
+    prior.catch(() => this.cache.delete(key)); // a failed prior (529, 502) is computed again next time
+    this.cache.set(key, prior);
+    if (this.cache.size > CACHED_LABEL_SETS) this.cache.delete(this.cache.keys().next().value!);
+    return prior;
+  }
+}
+
+/** Label log-probabilities with the prior divided out. */
+export function calibrated(logprobs: ArrayLike<number>, prior: number[]): number[] {
+  return Array.from(logprobs, (x, i) => x - prior[i]!);
+}
