@@ -15,6 +15,7 @@ import { Engine } from '../src/engine/engine.js';
 import { resolveModel } from '../src/models/store.js';
 import { findWhisperModel, resolveWhisperModel, WHISPER_MODELS } from '../src/models/whisper-models.js';
 import { sentencesOf, wordsOf } from '../src/audio/words.js';
+import { recordedSpeech } from '../test/audio/recorded.js';
 import { encode, ensureAudioTools, SENTENCES, sox, speak, VOICES, wordErrors } from '../test/audio/speech.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -33,9 +34,8 @@ const work = mkdtempSync(join(tmpdir(), 'dm-bench-audio-'));
 const speedFile = join(work, 'speech.wav');
 writeFileSync(speedFile, sox(speak(SENTENCES.join(' '), 'en-us'), [], ['-r', '16000', '-c', '1']));
 const speedSeconds = Number(execFileSync('soxi', ['-D', speedFile]).toString());
-// Real recorded speech shipped by a registry package: llama.cpp's audio test clip (inside npm
-// node-llama-cpp's source bundle). It has no reference transcript, so it gets no WER figure.
-const realFile = `${root}native/vendor/llama.cpp/tools/mtmd/test-2.mp3`;
+// Real recorded speech with reference transcripts (LibriVox, card names, JFK; test/audio/recorded.ts).
+const recordings = recordedSpeech();
 
 const config = loadConfig(process.env, { logLevel: 'silent' });
 const llama = await resolveModel(config.model, { path: config.modelPath });
@@ -63,7 +63,13 @@ for (const id of values.models.split(',')) {
       words += e.words;
     }
   }
-  const real = await transcribe(readFileSync(realFile));
+  let realErrors = 0;
+  let realWords = 0;
+  for (const r of recordings) {
+    const e = wordErrors(r.reference, (await transcribe(r.audio)).text);
+    realErrors += e.errors;
+    realWords += e.words;
+  }
 
   // Speed: addon and CLI alternate on the same WAV; the first addon run (state creation) is a warm-up.
   await transcribe(readFileSync(speedFile));
@@ -79,7 +85,8 @@ for (const id of values.models.split(',')) {
   (report.models as Record<string, unknown>)[id] = {
     syntheticWer: errors / words,
     syntheticWords: words,
-    realSpeechTranscript: real.text,
+    realSpeechWer: realErrors / realWords,
+    realSpeechWords: realWords,
     rtfAddon: addon / 1000 / speedSeconds,
     rtfWhisperCli: whisperCli / 1000 / speedSeconds,
     ratio: addon / whisperCli,
@@ -87,7 +94,7 @@ for (const id of values.models.split(',')) {
     cliMs,
   };
   console.log(`${id}: WER ${(100 * errors / words).toFixed(1)}% on ${words} words; RTF addon ${(addon / 1000 / speedSeconds).toFixed(3)}, whisper-cli ${(whisperCli / 1000 / speedSeconds).toFixed(3)}, ratio ${(addon / whisperCli).toFixed(2)}`);
-  console.log(`  real speech: ${real.text}`);
+  console.log(`  real speech: WER ${(100 * realErrors / realWords).toFixed(1)}% on ${realWords} words in ${recordings.length} recordings`);
 }
 
 // The CLI with the addon's decoding settings (greedy, DTW word times, no flash attention,

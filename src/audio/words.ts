@@ -1,12 +1,15 @@
 // Whisper tokens -> timed words -> sentence-like segments.
 //
 // Words are rebuilt from tokens: a token with a leading space starts a word, punctuation joins
-// the word before it. Their times start from whisper.cpp's token timestamps and are then snapped
-// to the speech they cover, using the signal's 10 ms energy envelope: a word starts at the onset
-// of speech at or after the previous word's end, and ends where that stretch of speech stops, when
-// these are near whisper's estimate. In continuous speech (no pause near a boundary) whisper's
-// estimate stands. Segments end after a word that ends a sentence, at a long pause, or when they
-// grow too long (then at their last comma).
+// the word before it. A word ends where whisper.cpp's cross-attention alignment (DTW) moves past
+// its last token (its token-timestamp end when there is no alignment); it starts after the word
+// before it. Those boundaries are then snapped to the speech they cover, using the signal's 10 ms
+// energy envelope: a word holds the stretches of speech between the previous word's end and its
+// own, starting at the first onset and ending where that speech stops. When that span holds
+// stretches separated by silence, the word ends with the stretch whose end is nearest whisper's
+// token-timestamp end, and the rest is left to the next word. In continuous speech (no pause near
+// a boundary) the alignment stands. Segments end after a word that ends a sentence, at a long
+// pause, or when they grow too long (then at their last comma).
 import type { TranscribedSegment } from '../binding.js';
 
 export interface Word {
@@ -23,16 +26,18 @@ export interface Segment {
 }
 
 const FRAME = 0.01; // seconds per energy frame
-const SNAP = 0.35; // a speech onset this close to whisper's word start is the word's start
-const REACH = 0.6; // from silence, the next onset within this is the word's start
+const SNAP = 0.35; // speech that starts or stops this close to a boundary moves the boundary there
+const REACH = 0.6; // a word placed in silence starts at the next onset within this
+const SLIVER = 0.15; // less speech than this at either edge of a word's span belongs to a neighbour
 const PAUSE_SECONDS = 1.5; // a silence this long ends a segment
 const MAX_WORDS = 40; // longer runs without a full stop are split
 const SENTENCE_END = /[.!?…。！？]["'”’)\]]*$/;
 
 interface RawWord {
   text: string;
-  start: number; // whisper's estimate, seconds
+  start: number; // whisper's token-timestamp estimates, seconds
   end: number;
+  aligned: number; // DTW time after the word's last token, or -1
 }
 
 /** Words of all whisper segments in time order, start <= end, within [0, duration]. */
@@ -43,11 +48,12 @@ export function wordsOf(segments: TranscribedSegment[], duration: number, energy
     for (const tok of seg.tokens) {
       if (!current || tok.text.startsWith(' ')) {
         if (!tok.text.trim()) continue;
-        current = { text: tok.text, start: tok.start, end: tok.end };
+        current = { text: tok.text, start: tok.start, end: tok.end, aligned: tok.aligned };
         raw.push(current);
       } else {
         current.text += tok.text;
         current.end = tok.end;
+        current.aligned = tok.aligned;
       }
     }
   }
@@ -57,12 +63,9 @@ export function wordsOf(segments: TranscribedSegment[], duration: number, energy
   for (const w of raw) {
     const text = w.text.trim();
     if (!text) continue;
-    let start = Math.max(w.start, cursor);
-    let end = Math.max(w.end, start);
-    if (speech) {
-      start = speech.startNear(start, cursor);
-      end = speech.endNear(start, Math.max(end, start));
-    }
+    let end = Math.max(w.aligned >= 0 ? w.aligned : w.end, cursor);
+    let start = clamp(w.start, cursor, end);
+    if (speech) [start, end] = speech.place(cursor, start, end, w.end);
     start = clamp(start, cursor, duration);
     end = clamp(end, start, duration);
     words.push({ word: text, start: round(start), end: round(end) });
@@ -71,14 +74,19 @@ export function wordsOf(segments: TranscribedSegment[], duration: number, energy
   return words;
 }
 
+interface Run {
+  from: number; // seconds
+  to: number;
+}
+
 /** Stretches of speech in an energy envelope: frames above a level set by the file's own range. */
 class Speech {
   private readonly on: Uint8Array;
 
   constructor(energy: Float32Array) {
     const sorted = Float32Array.from(energy).sort();
-    const floor = sorted[Math.floor(0.1 * (sorted.length - 1))];
-    const peak = sorted[Math.floor(0.99 * (sorted.length - 1))];
+    const floor = sorted[Math.floor(0.1 * (sorted.length - 1))]!;
+    const peak = sorted[Math.floor(0.99 * (sorted.length - 1))]!;
     const level = floor + 0.05 * (peak - floor);
     this.on = Uint8Array.from(energy, (e) => (peak > floor && e > level ? 1 : 0));
     // Close dips shorter than 100 ms (stop consonants), drop blips shorter than 30 ms.
@@ -100,28 +108,44 @@ class Speech {
     }
   }
 
-  private at(t: number): boolean {
-    return this.on[Math.min(this.on.length - 1, Math.max(0, Math.floor(t / FRAME)))] === 1;
-  }
-
-  /** A word whisper starts at `t` (not before `cursor`): the onset of the speech it falls in or before. */
-  startNear(t: number, cursor: number): number {
-    let f = Math.floor(t / FRAME);
-    if (!this.at(t)) {
-      while (f < this.on.length && !this.on[f] && (f + 1) * FRAME - t <= REACH) f++;
-      return f < this.on.length && this.on[f] ? f * FRAME : t;
+  /** Whole stretches of speech that overlap (from, to], in order. */
+  private runs(from: number, to: number): Run[] {
+    const on = this.on;
+    const runs: Run[] = [];
+    let f = Math.max(0, Math.floor(from / FRAME));
+    while (f > 0 && on[f] && on[f - 1]) f--;
+    for (const last = Math.min(on.length, Math.ceil(to / FRAME)); f < last; ) {
+      if (!on[f]) {
+        f++;
+        continue;
+      }
+      let g = f;
+      while (g < on.length && on[g]) g++;
+      runs.push({ from: f * FRAME, to: g * FRAME });
+      f = g;
     }
-    while (f > 0 && this.on[f - 1]) f--;
-    const onset = f * FRAME;
-    return onset >= cursor - 0.05 && t - onset <= SNAP ? Math.max(onset, cursor) : t;
+    return runs;
   }
 
-  /** A word starting at `start` that whisper ends at `t`: where its stretch of speech stops, if near. */
-  endNear(start: number, t: number): number {
-    let f = Math.floor(start / FRAME);
-    while (f < this.on.length && this.on[f]) f++;
-    const offset = f * FRAME;
-    return offset > start && offset <= t + 0.5 ? offset : t;
+  /**
+   * Where a word lies that follows a word ending at `cursor` and that whisper puts at
+   * [start, end] (end: alignment), with `stampEnd` its token-timestamp end.
+   */
+  place(cursor: number, start: number, end: number, stampEnd: number): [number, number] {
+    const overlap = (r: Run) => Math.min(r.to, end) - Math.max(r.from, cursor);
+    const runs = this.runs(cursor, end).filter((r) => overlap(r) > 0);
+    while (runs.length > 1 && overlap(runs[0]!) < SLIVER && runs[0]!.from < cursor) runs.shift();
+    while (runs.length > 1 && overlap(runs[runs.length - 1]!) < SLIVER) runs.pop();
+    if (runs.length === 0) {
+      // Whisper placed the word in silence: it starts at the next onset, if near.
+      const next = this.runs(end, end + REACH)[0];
+      return next && next.from >= end ? [next.from, Math.min(next.to, next.from + Math.max(end - start, 0))] : [start, end];
+    }
+    const first = runs[0]!;
+    const last = runs.length === 1 ? first : runs.reduce((a, b) => (Math.abs(b.to - stampEnd) < Math.abs(a.to - stampEnd) ? b : a));
+    const from = first.from >= cursor - 0.05 ? Math.max(first.from, cursor) : cursor;
+    const to = last.to <= end + SNAP ? last.to : end;
+    return [from, Math.max(from, to)];
   }
 }
 

@@ -98,14 +98,20 @@ export function samplesOf(wav: Buffer): { samples: Float32Array; rate: number } 
   return { samples, rate };
 }
 
-/** Lowercase words without punctuation; numbers spelled as espeak-ng says them are left alone. */
+// As Whisper's English normaliser does: number words become digits and titles are spelled out,
+// so "ten" against "10" or "Mr." against "mister" is no error.
+const NUMBERS = 'zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty'.split(' ');
+const SPELLED: Record<string, string> = { mr: 'mister', mrs: 'missus', dr: 'doctor', st: 'saint' };
+
+/** Lowercase words without punctuation, number words as digits, titles spelled out. */
 export function normalise(text: string): string[] {
   return text
     .toLowerCase()
     .replace(/[’']/g, '')
     .replace(/[^a-z0-9\s]/g, ' ')
     .split(/\s+/)
-    .filter(Boolean);
+    .filter(Boolean)
+    .map((w) => (NUMBERS.includes(w) ? String(NUMBERS.indexOf(w)) : (SPELLED[w] ?? w)));
 }
 
 /** Word error rate: word-level edit distance over the reference length. */
@@ -119,6 +125,24 @@ export function wordErrors(reference: string, hypothesis: string): { errors: num
     prev = row;
   }
   return { errors: prev[h.length], words: r.length };
+}
+
+/**
+ * Pairs of reference and hypothesis word indices that a minimum edit alignment lines up: equal
+ * words and substitutions (a misheard word still has a time). Both lists are normalised words.
+ */
+export function alignedPairs(r: string[], h: string[]): [number, number][] {
+  const cost = Array.from({ length: r.length + 1 }, (_, i) => Array.from({ length: h.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= r.length; i++)
+    for (let j = 1; j <= h.length; j++) cost[i]![j] = Math.min(cost[i - 1]![j]! + 1, cost[i]![j - 1]! + 1, cost[i - 1]![j - 1]! + (r[i - 1] === h[j - 1] ? 0 : 1));
+  const pairs: [number, number][] = [];
+  for (let i = r.length, j = h.length; i > 0 && j > 0; ) {
+    const diagonal = cost[i - 1]![j - 1]! + (r[i - 1] === h[j - 1] ? 0 : 1);
+    if (cost[i]![j] === diagonal) pairs.unshift([--i, --j]);
+    else if (cost[i]![j] === cost[i - 1]![j]! + 1) i--;
+    else j--;
+  }
+  return pairs;
 }
 
 /** Sentences for the WER set: plain English, no digits (espeak-ng and whisper write numbers differently). */
