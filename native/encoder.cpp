@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "thread_priority.h"
+
 // One unit of work for the worker thread and its answer for the main thread.
 struct EncoderTask {
   enum Kind { load, embed } kind;
@@ -112,6 +114,7 @@ void Encoder::Deliver(Napi::Env env, Napi::Function, Encoder *self, EncoderTask 
 }
 
 void Encoder::Work() {
+  lower_this_thread_priority();
   for (;;) {
     EncoderTask *task;
     {

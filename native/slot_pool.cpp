@@ -8,6 +8,7 @@
 #include "span_kernel.h"
 #include "transcribe.h"
 #include "audio_decode.h"
+#include "thread_priority.h"
 
 struct SlotPool::Slot {
   llama_context *ctx = nullptr;
@@ -129,6 +130,7 @@ PoolStats SlotPool::stats() {
 }
 
 void SlotPool::work(Slot &slot, int32_t index) {
+  lower_this_thread_priority();
   whisper_context *whisper = nullptr;
   for (;;) {
     Pending p{0, {}, nullptr};
