@@ -2,7 +2,9 @@
 // default model on two cores), so a 20,000-character text read whole takes ~50 s. A text longer
 // than WHOLE_TEXT_CHARS is cut into windows at sentence ends; the sentence encoder ranks them
 // against what the request asks (statements, questions, labels, fields), and the model reads the
-// best ones, in document order, up to READ_CHARS, with a gap marker between pieces. A whole-text
+// best ones, in document order, up to READ_CHARS, with a gap marker between pieces; a window far
+// less similar than a query's best is not read for that query (unrelated text misleads the model
+// more than it helps). A whole-text
 // decision (classify, rate) reads evenly spaced windows instead: a sample of the whole. Nothing is
 // dropped silently: docs/capabilities.md states this policy, and offsets always refer to the
 // original text.
@@ -13,6 +15,8 @@ export const WHOLE_TEXT_CHARS = 2000;
 /** What the model reads of a longer text, in characters (the gap markers aside). */
 export const READ_CHARS = 1600;
 const WINDOW_CHARS = 400;
+/** A window is read for a query when its cosine similarity is within this of the query's best. */
+export const RELEVANCE_MARGIN = 0.1;
 const GAP = '\n[…]\n';
 
 /** The part of a text the model reads, and where each piece came from. */
@@ -51,22 +55,24 @@ export class Excerpt {
 export class Reader {
   constructor(private readonly engine: Engine) {}
 
-  /** The windows most similar to any of `queries`, taking each query's best in turn. */
+  /** The windows most similar to any of `queries`, taking each query's best in turn (those near its best). */
   async focus(text: string, queries: string[]): Promise<Excerpt> {
     if (text.length <= WHOLE_TEXT_CHARS || !this.engine.canEmbed || queries.length === 0) return Excerpt.whole(text);
     this.engine.assertAdmissible(); // a busy service refuses before the encoder works, not after
     const windows = windowsOf(text);
     const vectors = await this.engine.embed([...queries, ...windows.map(([from, to]) => text.slice(from, to))]);
     const queryVectors = vectors.slice(0, queries.length);
-    const rankings = queryVectors.map((q) =>
-      windows.map((_, w) => w).sort((a, b) => dot(q, vectors[queries.length + b]!) - dot(q, vectors[queries.length + a]!)),
-    );
+    const rankings = queryVectors.map((q) => {
+      const similarity = windows.map((_, w) => dot(q, vectors[queries.length + w]!));
+      const order = windows.map((_, w) => w).sort((a, b) => similarity[b]! - similarity[a]!);
+      return order.filter((w) => similarity[w]! >= similarity[order[0]!]! - RELEVANCE_MARGIN);
+    });
     const chosen = new Set<number>();
     let budget = READ_CHARS;
     for (let rank = 0; budget > 0 && rank < windows.length; rank++) {
       for (const ranking of rankings) {
-        const w = ranking[rank]!;
-        if (chosen.has(w)) continue;
+        const w = ranking[rank];
+        if (w === undefined || chosen.has(w)) continue;
         const [from, to] = windows[w]!;
         if (to - from > budget && chosen.size > 0) continue;
         chosen.add(w);

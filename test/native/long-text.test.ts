@@ -40,7 +40,9 @@ t.test('answer finds a fact in the middle of a 20,000-character text', async (t)
   const r = out.body as { answer: string | null; start: number; end: number };
   t.match(r.answer, /INV-48213/);
   t.equal(text.slice(r.start, r.end), r.answer, 'offsets into the original text');
-  t.ok(out.inputTokens < 1000, `the model read ${out.inputTokens} tokens, not the whole text`);
+  // The other windows are far less similar to the question than the needle's: about one window
+  // is read, not the whole read budget.
+  t.ok(out.inputTokens < 400, `the model read ${out.inputTokens} tokens, not the whole text`);
 });
 
 t.test('yes-no on a long text reads the window that decides', async (t) => {
