@@ -249,9 +249,10 @@ Napi::Value Engine::Load(const Napi::CallbackInfo &info) {
   return deferred.Promise();
 }
 
-// loadWhisper({ modelPath, heads }) -> Promise<void>: a whisper.cpp ggml model for transcription
-// jobs, read on a separate thread after load() finished. `heads` names the model's alignment heads
-// ("base", "tiny.en"...) for word timestamps.
+// loadWhisper({ modelPath, heads, vadPath? }) -> Promise<void>: a whisper.cpp ggml model for
+// transcription jobs, read on a separate thread after load() finished. `heads` names the model's
+// alignment heads ("base", "tiny.en"...) for word timestamps; `vadPath` a voice activity model,
+// loaded once here to check it (each slot then loads its own).
 Napi::Value Engine::LoadWhisper(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   REQUIRE(info.Length() == 1 && info[0].IsObject(), "loadWhisper(options) expects an object");
@@ -261,18 +262,22 @@ Napi::Value Engine::LoadWhisper(const Napi::CallbackInfo &info) {
   REQUIRE(o.Get("modelPath").IsString(), "options.modelPath must be a string");
   std::string path = o.Get("modelPath").As<Napi::String>();
   std::string heads = o.Get("heads").IsString() ? o.Get("heads").As<Napi::String>().Utf8Value() : "";
+  std::string vad = o.Get("vadPath").IsString() ? o.Get("vadPath").As<Napi::String>().Utf8Value() : "";
   Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);
   waiting_.emplace(kWhisperLoad, deferred);
   Hold(env);
-  loader_ = std::thread([this, path, heads] {
+  loader_ = std::thread([this, path, heads, vad] {
     auto *c = new Completion{kWhisperLoad, {}};
-    whisper_ = load_whisper(path, heads);
-    if (whisper_ == nullptr) {
+    whisper_vad_context *vad_check = vad.empty() ? nullptr : load_vad(vad, 1);
+    if (!vad.empty() && vad_check == nullptr) {
+      c->outcome.message = "could not load voice activity model " + vad;
+    } else if ((whisper_ = load_whisper(path, heads)) == nullptr) {
       c->outcome.message = "could not load whisper model " + path;
     } else {
-      pool_->set_whisper(whisper_);
+      pool_->set_whisper(whisper_, vad);
       c->outcome.status = JobStatus::ok;
     }
+    if (vad_check != nullptr) whisper_vad_free(vad_check);
     tsfn_.BlockingCall(c);
   });
   return deferred.Promise();

@@ -14,6 +14,7 @@ struct SlotPool::Slot {
   llama_context *ctx = nullptr;
   std::unique_ptr<Decoder> decoder;
   whisper_state *wstate = nullptr;           // made on the slot's first transcription
+  whisper_vad_context *vad = nullptr;        // likewise, when a voice activity model is set
   std::thread thread;
   uint64_t job_id = 0;                       // 0 when idle; guarded by mu_
   int32_t reserved = 0;                      // queued jobs meant for this slot; guarded by mu_
@@ -68,12 +69,14 @@ SlotPool::~SlotPool() {
     if (s->thread.joinable()) s->thread.join();
     llama_free(s->ctx);
     if (s->wstate != nullptr) whisper_free_state(s->wstate);
+    if (s->vad != nullptr) whisper_vad_free(s->vad);
   }
 }
 
-void SlotPool::set_whisper(whisper_context *ctx) {
+void SlotPool::set_whisper(whisper_context *ctx, const std::string &vad_path) {
   std::lock_guard<std::mutex> lock(mu_);
   whisper_ = ctx;
+  vad_path_ = vad_path;
 }
 
 uint64_t SlotPool::submit(Job &&job) {
@@ -132,6 +135,7 @@ PoolStats SlotPool::stats() {
 void SlotPool::work(Slot &slot, int32_t index) {
   lower_this_thread_priority();
   whisper_context *whisper = nullptr;
+  std::string vad_path;
   for (;;) {
     Pending p{0, {}, nullptr};
     {
@@ -148,6 +152,7 @@ void SlotPool::work(Slot &slot, int32_t index) {
       slot.job_id = p.id;
       slot.abort = p.abort;
       whisper = whisper_;
+      vad_path = vad_path_;
     }
     slot.abort_now = p.abort.get();
     JobOutcome out;
@@ -161,7 +166,9 @@ void SlotPool::work(Slot &slot, int32_t index) {
             else if constexpr (std::is_same_v<J, SpanJob>) return copy_spans(d, job);
             else {
               if (whisper == nullptr) throw std::runtime_error("no transcription model is loaded");
-              return transcribe(whisper, slot.wstate, job, n_threads_, p.abort.get());
+              if (!vad_path.empty() && slot.vad == nullptr) slot.vad = load_vad(vad_path, n_threads_);
+              if (!vad_path.empty() && slot.vad == nullptr) throw std::runtime_error("could not load the voice activity model");
+              return transcribe(whisper, slot.wstate, slot.vad, job, n_threads_, p.abort.get());
             }
           },
           p.job);

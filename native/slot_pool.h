@@ -10,12 +10,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "jobs.h"
 
 struct whisper_context;
+struct whisper_vad_context;
 
 struct SlotConfig {
   int32_t n_ctx;      // tokens of KV cache per slot
@@ -39,9 +41,10 @@ class SlotPool {
   // Cancels queued and running jobs (each still gets its Done call) and joins the threads.
   ~SlotPool();
 
-  // The whisper model transcription jobs use (owned by the caller, outlives the pool). Each slot
-  // makes its own whisper_state on its first transcription.
-  void set_whisper(whisper_context *ctx);
+  // The whisper model transcription jobs use (owned by the caller, outlives the pool) and the
+  // voice activity model's file ("" for none). Each slot makes its own whisper_state and voice
+  // activity context on its first transcription.
+  void set_whisper(whisper_context *ctx, const std::string &vad_path);
 
   uint64_t submit(Job &&job);
   // Queued: removed and finished as cancelled. Running: its decode aborts at the next graph node.
@@ -68,5 +71,6 @@ class SlotPool {
   uint64_t next_id_ = 1;
   bool stopping_ = false;
   whisper_context *whisper_ = nullptr;
+  std::string vad_path_;
   PoolStats counts_{};
 };

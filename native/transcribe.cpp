@@ -28,6 +28,17 @@ std::vector<float> frame_energy(const std::vector<float> &pcm) {
   return rms;
 }
 
+// Whether the voice activity model finds any speech (whisper.cpp's default thresholds: speech
+// probability 0.5 for at least 250 ms).
+bool has_speech(whisper_vad_context *vad, const std::vector<float> &pcm) {
+  whisper_vad_segments *segments =
+      whisper_vad_segments_from_samples(vad, whisper_vad_default_params(), pcm.data(), static_cast<int>(pcm.size()));
+  if (segments == nullptr) throw std::runtime_error("voice activity detection failed");
+  const bool any = whisper_vad_segments_n_segments(segments) > 0;
+  whisper_vad_free_segments(segments);
+  return any;
+}
+
 }  // namespace
 
 whisper_context *load_whisper(const std::string &path, const std::string &heads) {
@@ -43,8 +54,15 @@ whisper_context *load_whisper(const std::string &path, const std::string &heads)
   return whisper_init_from_file_with_params_no_state(path.c_str(), cp);
 }
 
-TranscribeResult transcribe(whisper_context *ctx, whisper_state *&state, const TranscribeJob &job, int n_threads,
-                            std::atomic<bool> *abort) {
+whisper_vad_context *load_vad(const std::string &path, int n_threads) {
+  whisper_vad_context_params p = whisper_vad_default_context_params();
+  p.n_threads = n_threads;
+  p.use_gpu = false;
+  return whisper_vad_init_from_file_with_params(path.c_str(), p);
+}
+
+TranscribeResult transcribe(whisper_context *ctx, whisper_state *&state, whisper_vad_context *vad, const TranscribeJob &job,
+                            int n_threads, std::atomic<bool> *abort) {
   DecodedAudio audio = decode_audio(job.audio.data(), job.audio.size(), job.max_seconds, abort);
   TranscribeResult r;
   r.samples = static_cast<int64_t>(audio.pcm.size());
@@ -53,7 +71,8 @@ TranscribeResult transcribe(whisper_context *ctx, whisper_state *&state, const T
   r.energy = frame_energy(audio.pcm);
   float peak = 0;
   for (float x : audio.pcm) peak = std::max(peak, std::fabs(x));
-  if (peak < kSilentPeak) {  // digital silence: whisper would only invent a "you" or a "Thank you."
+  // Digital silence, or no speech at all: whisper would only invent a "you" or a "Thank you."
+  if (peak < kSilentPeak || (vad != nullptr && !has_speech(vad, audio.pcm))) {
     if (job.want_pcm) r.pcm = std::move(audio.pcm);
     return r;
   }

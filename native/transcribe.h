@@ -10,9 +10,14 @@
 // "" for none). Returns nullptr when the file cannot be loaded.
 whisper_context *load_whisper(const std::string &path, const std::string &heads);
 
-// Decodes job.audio and transcribes it. Throws InvalidAudio for bad input, DecodeAborted or
-// TranscribeAborted when `abort` turns true, std::runtime_error when whisper fails.
-TranscribeResult transcribe(whisper_context *ctx, whisper_state *&state, const TranscribeJob &job, int n_threads,
-                            std::atomic<bool> *abort);
+// Loads a whisper.cpp voice activity model (Silero, src/models/silero-vad.ts) for one slot.
+// Returns nullptr when the file cannot be loaded.
+whisper_vad_context *load_vad(const std::string &path, int n_threads);
+
+// Decodes job.audio and transcribes it; with a `vad`, audio in which it finds no speech is not
+// transcribed (whisper invents words in noise and music). Throws InvalidAudio for bad input,
+// DecodeAborted or TranscribeAborted when `abort` turns true, std::runtime_error when whisper fails.
+TranscribeResult transcribe(whisper_context *ctx, whisper_state *&state, whisper_vad_context *vad, const TranscribeJob &job,
+                            int n_threads, std::atomic<bool> *abort);
 
 struct TranscribeAborted {};

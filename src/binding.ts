@@ -134,7 +134,7 @@ export interface NativeEngine {
   applyTemplate(messages: ChatMessage[], addAssistant: boolean): string;
   submit(job: NativeJob): { id: number; result: Promise<ScoreResult | SpanResult> };
   /** A whisper.cpp ggml model for transcription jobs; `heads` is its alignment-head preset. Absent in test fakes. */
-  loadWhisper?(options: { modelPath: string; heads: string }): Promise<void>;
+  loadWhisper?(options: { modelPath: string; heads: string; vadPath?: string }): Promise<void>;
   /** A transcription job on the slots; bad audio rejects with code "invalid_audio" or "audio_too_long". */
   transcribe?(job: TranscribeJob): { id: number; result: Promise<TranscribeResult> };
   /** UTF-8 byte length of each token's text. */

@@ -31,7 +31,11 @@ export async function openService(config: Config): Promise<Service> {
   ]);
   const engine = await Engine.open({ ...config, modelPath, encoderPath });
   const audio = audioSettings();
-  await engine.loadWhisper(await resolveWhisperModel(audio.model, { path: audio.modelPath }), findWhisperModel(audio.model)?.alignmentHeads ?? '');
+  const [whisperPath, vadPath] = await Promise.all([
+    resolveWhisperModel(audio.model, { path: audio.modelPath }),
+    audio.vad === 'none' ? undefined : resolveModel(audio.vad),
+  ]);
+  await engine.loadWhisper(whisperPath, findWhisperModel(audio.model)?.alignmentHeads ?? '', vadPath);
   await speakerEncoder(); // at start-up, so the first diarize=true request does not fetch or convert it
   return { ...decisions(engine), transcription: new Transcription(engine, audio) };
 }

@@ -1,4 +1,5 @@
 // Audio settings, from the environment (documented in docs/audio.md).
+import { DEFAULT_VAD_MODEL } from '../models/manifest.js';
 import { DEFAULT_WHISPER_MODEL } from '../models/whisper-models.js';
 
 export interface AudioSettings {
@@ -12,6 +13,8 @@ export interface AudioSettings {
   readonly model: string;
   /** An explicit whisper.cpp ggml file; skips the model store (DM_WHISPER_MODEL_PATH). */
   readonly modelPath?: string;
+  /** Voice activity model id from the manifest, or "none" (DM_VAD_MODEL). */
+  readonly vad: string;
 }
 
 export const AUDIO_DEFAULTS: AudioSettings = Object.freeze({
@@ -19,6 +22,7 @@ export const AUDIO_DEFAULTS: AudioSettings = Object.freeze({
   maxSeconds: 3600,
   language: 'en',
   model: DEFAULT_WHISPER_MODEL,
+  vad: DEFAULT_VAD_MODEL,
 });
 
 export function audioSettings(env: NodeJS.ProcessEnv = process.env): AudioSettings {
@@ -37,5 +41,6 @@ export function audioSettings(env: NodeJS.ProcessEnv = process.env): AudioSettin
     language,
     model: env.DM_WHISPER_MODEL || AUDIO_DEFAULTS.model,
     modelPath: env.DM_WHISPER_MODEL_PATH || undefined,
+    vad: env.DM_VAD_MODEL || AUDIO_DEFAULTS.vad,
   });
 }

@@ -119,9 +119,10 @@ export class Engine {
   }
 
   /** Loads a whisper.cpp model into the same slots; `heads` is its alignment-head preset. */
-  async loadWhisper(modelPath: string, heads: string): Promise<void> {
+  /** A whisper model for transcription; with `vadPath`, audio without speech is not transcribed. */
+  async loadWhisper(modelPath: string, heads: string, vadPath?: string): Promise<void> {
     if (!this.native.loadWhisper) throw new Error('this binding cannot transcribe');
-    await this.native.loadWhisper({ modelPath, heads });
+    await this.native.loadWhisper({ modelPath, heads, ...(vadPath ? { vadPath } : {}) });
     this.transcribes = true;
   }
 

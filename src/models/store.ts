@@ -386,7 +386,8 @@ async function fromRegistry(
 function sourceLabel(source: ModelSource): string {
   if (source.kind === 'url') return source.url;
   if (source.kind === 'registry') return `PyPI ${describeParts(source.parts)}`;
-  const from = source.input.kind === 'url' ? source.input.base : `PyPI ${describeParts([source.input.part])}`;
+  const { input } = source;
+  const from = input.kind === 'url' ? input.base : input.kind === 'npm' ? `npm ${input.part.package}@${input.part.version}` : `PyPI ${describeParts([input.part])}`;
   return `${source.converter} conversion of ${from}`;
 }
 

@@ -5,6 +5,7 @@ import { Transcription } from '../../src/audio/transcription.js';
 import { audioSettings } from '../../src/audio/limits.js';
 import { audioRoutes } from '../../src/http/audio.js';
 import { serve } from '../../src/http/uws.js';
+import { resolveModel } from '../../src/models/store.js';
 import { findWhisperModel, resolveWhisperModel } from '../../src/models/whisper-models.js';
 import { testModelPath } from '../helpers/model.js';
 
@@ -21,7 +22,8 @@ export async function audioServer(env: NodeJS.ProcessEnv = {}, slots = 1): Promi
   const settings = audioSettings({ ...process.env, ...env });
   const whisper = await resolveWhisperModel(settings.model, { path: settings.modelPath });
   const engine = await Engine.open({ modelPath: await testModelPath(), slots, threads: 2, queue: 1, contextSize: 512, batchSize: 64 });
-  await engine.loadWhisper(whisper, findWhisperModel(settings.model)?.alignmentHeads ?? '');
+  const vad = settings.vad === 'none' ? undefined : await resolveModel(settings.vad);
+  await engine.loadWhisper(whisper, findWhisperModel(settings.model)?.alignmentHeads ?? '', vad);
   const transcription = new Transcription(engine, settings);
   const server = await serve(audioRoutes(transcription), { host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, log: silent });
   return {

@@ -108,6 +108,24 @@ t.test('word timestamps within 0.3 s of the truth for at least 90% of words', as
   t.ok(good / total >= 0.9, `${good}/${total} within 0.3 s`);
 });
 
+t.test('noise, a chord and mains hum are not speech: empty transcripts, no invented words', async (t) => {
+  // Without the voice activity model whisper-base writes "I'm going to put the", "I'm going to go
+  // back to the next video." and "Thank you." for these three files.
+  const rate = 16000;
+  const tone = (hz: number, i: number) => Math.sin((2 * Math.PI * hz * i) / rate);
+  const sounds: [string, Float32Array][] = [
+    ['white noise', Float32Array.from({ length: 4 * rate }, () => (Math.random() * 2 - 1) * 0.3)],
+    ['an A major chord', Float32Array.from({ length: 4 * rate }, (_, i) => (0.2 * (tone(440, i) + tone(554, i) + tone(659, i))) / 3)],
+    ['50 Hz hum with hiss', Float32Array.from({ length: 4 * rate }, (_, i) => 0.05 * tone(50, i) + (Math.random() * 2 - 1) * 0.01)],
+  ];
+  for (const [name, samples] of sounds) {
+    const res = await post(server.url, wavOf(samples, rate), 'audio/wav');
+    t.equal(res.status, 200, `${name}: 200`);
+    t.equal(res.json.text, '', `${name}: no text`);
+    t.same(res.json.segments, [], `${name}: no segments`);
+  }
+});
+
 t.test('a long silence is no speech: 200 with an empty transcript', async (t) => {
   const res = await post(server.url, encode(wavOf(new Float32Array(16000 * 5), 16000), 'flac'), 'audio/flac');
   t.equal(res.status, 200);
