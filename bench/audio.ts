@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { Engine } from '../src/engine/engine.js';
+import { DEFAULT_VAD_MODEL } from '../src/models/manifest.js';
 import { resolveModel } from '../src/models/store.js';
 import { findWhisperModel, resolveWhisperModel, WHISPER_MODELS } from '../src/models/whisper-models.js';
 import { sentencesOf, wordsOf } from '../src/audio/words.js';
@@ -39,6 +40,7 @@ const recordings = recordedSpeech();
 
 const config = loadConfig(process.env, { logLevel: 'silent' });
 const llama = await resolveModel(config.model, { path: config.modelPath });
+const vad = await resolveModel(DEFAULT_VAD_MODEL); // the addon checks for speech first, as the service does
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const report: Record<string, unknown> = { threads: THREADS, runs, speedFileSeconds: speedSeconds, measuredAt: new Date().toISOString(), models: {} };
 
@@ -46,7 +48,7 @@ for (const id of values.models.split(',')) {
   const model = findWhisperModel(id)!;
   const path = await resolveWhisperModel(id);
   const engine = await Engine.open({ modelPath: llama, slots: 1, threads: THREADS, queue: 0, contextSize: 512, batchSize: 64 });
-  await engine.loadWhisper(path, model.alignmentHeads);
+  await engine.loadWhisper(path, model.alignmentHeads, vad);
   const transcribe = async (audio: Buffer) => {
     const r = await engine.transcribe({ audio, maxSeconds: 3600, language: 'en' });
     const text = sentencesOf(wordsOf(r.segments, r.samples / 16000, r.energy)).map((s) => s.text).join(' ');
