@@ -97,8 +97,8 @@ export class Chat {
       // 'auto' and 'required' both pick the best tool: this service decides, it does not chat.
       if (named === undefined && tools.length > 1) {
         const labels = tools.map((t) => (t.function.description ? { name: t.function.name, description: t.function.description } : { name: t.function.name }));
-        const [prior, [scored]] = await Promise.all([this.classify.priors.of(labels), run.score([this.classify.job(text, labels)])]);
-        name = this.classify.decide(labels, scored!, prior).label;
+        const { results: [decided], scored: [scored] } = await this.classify.classified((jobs) => run.score(jobs), [text], labels);
+        name = decided!.label;
         tokens += scored!.promptTokens;
       }
       const wanted = fields.get(name)!;

@@ -45,8 +45,7 @@ export class ClassifyTree {
             const levels: TreeLevel[] = [];
             for (let tree: Tree | undefined = input.tree; tree; ) {
               const labels = levelLabels(tree);
-              const [prior, [scored]] = await Promise.all([this.classify.priors.of(labels), run.score([this.classify.job(text, labels)])]);
-              const decided = this.classify.decide(labels, scored!, prior);
+              const { results: [decided], scored: [scored] } = await this.classify.classified((jobs) => run.score(jobs), [text], labels);
               levels.push({
                 ...decided,
                 input_chars: text.length + labelChars(labels),

@@ -32,7 +32,7 @@ const SYSTEM =
 export class Classify {
   private readonly prompt: Prompt;
   private readonly reader: Reader;
-  readonly priors: LabelPriors;
+  private readonly priors: LabelPriors;
 
   constructor(private readonly engine: Engine) {
     this.prompt = new Prompt(engine, SYSTEM);
@@ -41,7 +41,7 @@ export class Classify {
   }
 
   /** The job that scores every label for one text (a sample of it when it is long). */
-  job(text: string, labels: Label[]): ScoreJob {
+  private job(text: string, labels: Label[]): ScoreJob {
     return {
       prefix: this.prompt.prefix(`Text: ${this.reader.sample(text).text}\n\n`),
       branches: [this.prompt.branch(`Labels:\n${labelList(labels)}\n\nThe best label:`)],
@@ -49,8 +49,17 @@ export class Classify {
     };
   }
 
+  /**
+   * Scores every text with `score` (the engine's, or a session's) and decides each; the label
+   * set's prior is computed alongside (once per label set) and divided out.
+   */
+  async classified(score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>, texts: string[], labels: Label[]): Promise<{ results: ClassifyResult[]; scored: ScoreResult[] }> {
+    const [prior, scored] = await Promise.all([this.priors.of(labels), score(texts.map((t) => this.job(t, labels)))]);
+    return { results: scored.map((r) => this.decide(labels, r, prior)), scored };
+  }
+
   /** The labels' probabilities: the model's scores with the label set's prior divided out. */
-  decide(labels: Label[], scored: ScoreResult, prior: number[]): ClassifyResult {
+  private decide(labels: Label[], scored: ScoreResult, prior: number[]): ClassifyResult {
     const p = normalise(calibrated(scored.logprobs, prior));
     const best = argmax(p);
     return {
@@ -64,9 +73,9 @@ export class Classify {
   async run(input: ClassifyInput, signal?: AbortSignal): Promise<Billed<ClassifyResult | { results: ClassifyResult[] }>> {
     const { texts, list } = textsOf(input);
     const labels = labelsOf(input.labels);
-    const [prior, scored] = await Promise.all([this.priors.of(labels), this.engine.score(texts.map((t) => this.job(t, labels)), signal)]);
+    const { results, scored } = await this.classified((jobs) => this.engine.score(jobs, signal), texts, labels);
     return {
-      body: shaped(scored.map((r) => this.decide(labels, r, prior)), list),
+      body: shaped(results, list),
       inputChars: charsOf(input.text, input.texts) + labelChars(labels) * texts.length,
       inputTokens: scored.reduce((n, r) => n + r.promptTokens, 0),
     };

