@@ -1,5 +1,5 @@
 // classify: which label fits a text, from the log-probabilities of the model writing each label
-// name (every token of it) after one prefill. The labels follow the text: measured on the eval
+// name (up to the token that tells it apart) after one prefill. The labels follow the text: measured on the eval
 // set, listing them before the text (which would let the prefix cache keep them) lost 10 points.
 // The wording was chosen on bench/eval among four variants (18 of 21 against 17 for the others),
 // and its short question costs a dozen tokens less than the first one. Scores are calibrated
@@ -45,7 +45,7 @@ export class Classify {
     return {
       prefix: this.prompt.prefix(`Text: ${this.reader.sample(text).text}\n\n`),
       branches: [this.prompt.branch(`Labels:\n${labelList(labels)}\n\nThe best label:`)],
-      options: labels.map((l) => this.prompt.option(l.name)),
+      options: this.prompt.choices(labels.map((l) => l.name)),
     };
   }
 

@@ -98,7 +98,7 @@ export class Extract {
       ...choices.map((f) => ({
         prefix,
         branches: [this.prompt.branch(`Choose the ${f.hint}: ${f.options!.join(', ')}`)],
-        options: f.options!.map((o) => this.prompt.option(o)),
+        options: this.prompt.choices(f.options!),
       })),
     ];
     const spanJobs = [...(singles.length ? [spanJob(singles, 1)] : []), ...(lists.length ? [spanJob(lists, MAX_LIST)] : [])];

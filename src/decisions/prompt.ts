@@ -35,6 +35,25 @@ export class Prompt {
   option(text: string): Int32Array {
     return this.engine.tokenize(text);
   }
+
+  /**
+   * Options to choose among, each cut after the first token no other option shares that far:
+   * with the options listed in the prompt, the rest of a name is all but certain once it is told
+   * apart, so it costs prefill and adds nothing. An option that begins another keeps every token.
+   */
+  choices(texts: string[]): Int32Array[] {
+    const tokens = texts.map((t) => this.option(t));
+    return tokens.map((own, i) => {
+      let keep = 1;
+      for (const [j, other] of tokens.entries()) {
+        if (j === i) continue;
+        let shared = 0;
+        while (shared < own.length && shared < other.length && own[shared] === other[shared]) shared++;
+        keep = Math.max(keep, Math.min(own.length, shared + 1));
+      }
+      return own.subarray(0, keep);
+    });
+  }
 }
 
 function concat(a: Int32Array, b: Int32Array): Int32Array {

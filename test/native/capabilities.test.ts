@@ -15,6 +15,14 @@ t.test('classify picks the clear topic, multi-token labels included', async (t) 
   t.ok(results.every((r) => r.probability > 0.5));
 });
 
+t.test('classify tells apart labels that begin with the same words', async (t) => {
+  const labels = ['account deletion', 'account access', 'billing'];
+  const out = await s.classify.run({ texts: ['Please close my account for good and erase all of my data.', 'I cannot log in: the password reset link never arrives.'], labels });
+  const results = (out.body as { results: { label: string; scores: Record<string, number> }[] }).results;
+  t.same(results.map((r) => r.label), ['account deletion', 'account access']);
+  for (const r of results) t.ok(Math.abs(Object.values(r.scores).reduce((a, b) => a + b, 0) - 1) < 1e-9, 'scores sum to 1');
+});
+
 t.test('classify-tree descends into the winner', async (t) => {
   const tree = {
     order: { description: 'orders and deliveries', labels: { damaged: 'arrived broken', late: 'delivery is late' } },
