@@ -116,7 +116,7 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
   for (const [path, item] of Object.entries(paths)) if (path.startsWith('/v1/')) for (const op of Object.values(item as Json)) guarded(op as Json, access, error);
   return {
     openapi: '3.1.1',
-    info: { title: 'decision-machine-1', version: '1.0.0', description: `Typed decisions over text. Service build ${version}.${access.keys ? '' : ' Key checking is off on this deployment: the bearer key is optional.'}` },
+    info: { title: 'decision-machine-1', version: '1.0.0', description: `Typed decisions over text and speech. Service build ${version}.${access.keys ? '' : ' Key checking is off on this deployment: the bearer key is optional.'}` },
     // Public routes override this with `security: []`. Off, the empty requirement makes the key optional.
     security: access.keys ? [{ bearerAuth: [] }] : [{}, { bearerAuth: [] }],
     paths,

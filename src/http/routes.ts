@@ -121,7 +121,7 @@ function describe(service: Service, gate: Gate) {
   return {
     name: service.name,
     version: service.version,
-    description: 'Typed decisions over text: yes/no, labels, label trees, ratings, answer spans, JSON extraction, entities, verification; an OpenAI-compatible chat facade for extraction and function calling.',
+    description: 'Typed decisions over text and speech: yes/no, labels, label trees, ratings, answer spans, JSON extraction, entities, verification; transcription with word times and speakers; an OpenAI-compatible chat facade for extraction and function calling.',
     model: MODEL_ID,
     links: { openapi: '/openapi.json', docs: '/docs', metrics: gate.options.metrics ? '/metrics' : null },
     authentication: gate.checksKeys ? 'Authorization: Bearer <key> on every /v1 route' : 'off: no key needed',
