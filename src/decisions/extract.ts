@@ -11,7 +11,7 @@ import { fieldsOf, type Field } from './schema-fields.js';
 import { Source } from './source.js';
 import { shaped, textsOf, type TextInput } from './texts.js';
 import { Reader, type Excerpt } from './windows.js';
-import { numberIn } from './verify.js';
+import { numberIn } from './numbers.js';
 
 export interface ExtractInput extends TextInput {
   schema: Record<string, unknown>;

@@ -1,8 +1,9 @@
 // verify: what the text says for a field (the span kernel copies every value it gives), whether
-// the given value agrees with it (numbers compared as numbers: "2,000 USD" matches 2000), and the
-// model's probability that the text states this value for the field.
+// the given value agrees with it (numbers compared as numbers: "2,000 USD" matches 2000, "three"
+// matches 3), and the model's probability that the text states this value for the field.
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
+import { numberIn } from './numbers.js';
 import { Prompt } from './prompt.js';
 import { Source } from './source.js';
 import { Reader } from './windows.js';
@@ -89,12 +90,4 @@ export function agrees(found: string, value: string | number): boolean {
   const f = norm(found);
   const v = norm(String(value));
   return v !== '' && (f === v || ` ${f} `.includes(` ${v} `));
-}
-
-/** The number a span states: "1,100 GBP" -> 1100, "3.5%" -> 3.5; undefined when it states none or several. */
-export function numberIn(s: string): number | undefined {
-  const matches = s.match(/-?\d[\d,\s]*(?:\.\d+)?/g);
-  if (!matches || matches.length !== 1) return undefined;
-  const n = Number(matches[0]!.replace(/[,\s]/g, ''));
-  return Number.isFinite(n) ? n : undefined;
 }
