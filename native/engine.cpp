@@ -114,6 +114,14 @@ int32_t IntOption(const Napi::Object &o, const char *key, int32_t fallback) {
   return v.IsNumber() ? v.As<Napi::Number>().Int32Value() : fallback;
 }
 
+// An Int32Array of plain integers (not token ids); throws a TypeError naming `key`.
+std::vector<int32_t> Int32s(Napi::Env env, const Napi::Object &o, const char *key) {
+  Napi::Value v = o.Get(key);
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
+    throw Napi::TypeError::New(env, std::string("job.") + key + " must be an Int32Array");
+  return ToTokens(v.As<Napi::Int32Array>());
+}
+
 }  // namespace
 
 Napi::Function Engine::Define(Napi::Env env) {
@@ -404,14 +412,17 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
       sj.prefix = std::move(prefix);
       sj.branches = std::move(branches);
       sj.source = TokenArray(env, o.Get("source"), "source");
-      if (o.Get("startTokens").IsTypedArray() || o.Get("startPositions").IsTypedArray()) {
+      if (o.Get("startTokens").IsTypedArray()) {
         sj.start_tokens = TokenArray(env, o.Get("startTokens"), "startTokens");
-        Napi::Value positions = o.Get("startPositions");
-        if (!positions.IsTypedArray() || positions.As<Napi::TypedArray>().TypedArrayType() != napi_int32_array)
-          throw Napi::TypeError::New(env, "job.startPositions must be an Int32Array");
-        sj.start_positions = ToTokens(positions.As<Napi::Int32Array>());
-        if (sj.start_tokens.size() != sj.start_positions.size())
-          throw Napi::TypeError::New(env, "job.startTokens and job.startPositions must have the same length");
+        sj.start_lengths = Int32s(env, o, "startLengths");
+        sj.start_positions = Int32s(env, o, "startPositions");
+        size_t total = 0;
+        for (int32_t n : sj.start_lengths) total += n > 0 ? static_cast<size_t>(n) : sj.start_tokens.size() + 1;
+        if (total != sj.start_tokens.size() || sj.start_lengths.size() != sj.start_positions.size())
+          throw Napi::TypeError::New(env, "job.startLengths must be positive, sum to the length of job.startTokens and match job.startPositions");
+        for (int32_t at : sj.start_positions)
+          if (at < 0 || at >= static_cast<int32_t>(sj.source.size()))
+            throw Napi::TypeError::New(env, "job.startPositions must index job.source");
       }
       sj.stops = TokenArray(env, o.Get("stops"), "stops");
       sj.separator = IntOption(o, "separator", -1);

@@ -28,8 +28,12 @@ struct SpanJob {
   Tokens prefix;
   std::vector<Tokens> branches;  // >= 1, each non-empty
   Tokens source;                 // the text, tokenized alone; spans are runs of these tokens
-  Tokens start_tokens;           // other tokens that may start a span at start_positions[i]
-  std::vector<int32_t> start_positions;  // (" London" in the text, "London" as the answer's first word)
+  // Other ways a span may begin: form k is the next start_lengths[k] tokens of start_tokens and
+  // stands for source token start_positions[k] (" Valencia" in the text; "Valencia", which is
+  // "Val" + "encia", as the answer's first word).
+  Tokens start_tokens;
+  std::vector<int32_t> start_lengths;
+  std::vector<int32_t> start_positions;
   Tokens stops;                  // end of the answer (end-of-turn, end-of-generation)
   llama_token separator = -1;    // between spans of a list; -1 for a single span
   llama_token none = -1;         // first token of the "nothing fits" answer

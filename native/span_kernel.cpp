@@ -1,15 +1,24 @@
 #include "span_kernel.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 
 namespace {
 
-// One branch's walk through the source: which runs of source tokens the answer so far copies.
+// A place a copied answer can be at: a source token, or a token of another form of one.
+struct Place {
+  llama_token token;
+  int32_t next;    // the place after this one, -1 at the end of the source
+  int32_t origin;  // the source token this place stands for
+  bool whole;      // a span may end here (not inside a form)
+};
+
+// One branch's walk through the source: where the answer so far may be copied from.
 struct Walk {
   llama_seq_id seq;
   llama_pos pos;
-  std::vector<int32_t> active;  // source positions of the span's last token (all occurrences)
+  std::vector<std::pair<int32_t, int32_t>> active;  // (source token the span starts at, its last place)
   int32_t span_len = 0;
   float span_lp = 0;
   float first_lp = 0;
@@ -20,15 +29,24 @@ struct Walk {
 
 class Copier {
  public:
+  // Places 0..n-1 are the source tokens; each other start form follows as a chain of places whose
+  // last one continues at the source token after the one the form stands for.
   Copier(Decoder &d, const SpanJob &job, SpanResult &out) : d_(d), job_(job), out_(out) {
-    for (int32_t i = 0; i < static_cast<int32_t>(job.source.size()); ++i) starts_[job.source[i]].push_back(i);
-    for (size_t k = 0; k < job.start_tokens.size() && k < job.start_positions.size(); ++k) {
-      const int32_t at = job.start_positions[k];
-      if (at >= 0 && at < static_cast<int32_t>(job.source.size())) starts_[job.start_tokens[k]].push_back(at);
+    const int32_t n = static_cast<int32_t>(job.source.size());
+    auto after = [n](int32_t i) { return i + 1 < n ? i + 1 : -1; };
+    for (int32_t i = 0; i < n; ++i) {
+      places_.push_back({job.source[i], after(i), i, true});
+      starts_[job.source[i]].push_back(i);
     }
-    for (auto &entry : starts_) {
-      std::sort(entry.second.begin(), entry.second.end());
-      entry.second.erase(std::unique(entry.second.begin(), entry.second.end()), entry.second.end());
+    size_t at = 0;
+    for (size_t k = 0; k < job.start_lengths.size(); ++k) {
+      const int32_t first = static_cast<int32_t>(places_.size()), len = job.start_lengths[k], origin = job.start_positions[k];
+      for (int32_t j = 0; j < len; ++j) {
+        const bool last = j + 1 == len;
+        places_.push_back({job.start_tokens[at + j], last ? after(origin) : first + j + 1, origin, last});
+      }
+      starts_[job.start_tokens[at]].push_back(first);
+      at += len;
     }
   }
 
@@ -53,14 +71,20 @@ class Copier {
       if (best < 0 || logits[t] > logits[best]) best = t;
     };
     const bool can_list = job_.separator >= 0 && static_cast<int32_t>(spans.size()) + 1 < job_.max_spans;
+    bool whole = false;  // the answer so far is a whole span: it may end here
     if (w.span_len == 0) {
       for (const auto &entry : starts_) consider(entry.first);  // any source token starts a span
     } else {
-      if (w.span_len < job_.max_span_tokens)
-        for (int32_t i : w.active)
-          if (i + 1 < static_cast<int32_t>(job_.source.size())) consider(job_.source[i + 1]);
-      for (llama_token t : job_.stops) consider(t);
-      if (can_list) consider(job_.separator);
+      for (auto [start, p] : w.active) {
+        const Place &place = places_[p];
+        whole = whole || place.whole;
+        // A form is finished whatever the length limit: its span ends on a whole token.
+        if (place.next >= 0 && (w.span_len < job_.max_span_tokens || !place.whole)) consider(places_[place.next].token);
+      }
+      if (whole) {
+        for (llama_token t : job_.stops) consider(t);
+        if (can_list) consider(job_.separator);
+      }
     }
     if (best < 0) {  // an empty source: nothing to copy
       w.done = true;
@@ -68,10 +92,12 @@ class Copier {
     }
 
     const bool stop = std::find(job_.stops.begin(), job_.stops.end(), best) != job_.stops.end();
-    if (stop || (w.span_len > 0 && best == job_.separator && can_list)) {
+    if (whole && (stop || (best == job_.separator && can_list))) {
       // The closing token belongs to the span's probability; the earliest occurrence wins.
-      const int32_t last = *std::min_element(w.active.begin(), w.active.end());
-      spans.push_back({last - w.span_len + 1, last + 1, w.span_lp + lp(best), w.first_lp});
+      std::pair<int32_t, int32_t> chosen{INT32_MAX, -1};
+      for (auto [start, p] : w.active)
+        if (places_[p].whole && start < chosen.first) chosen = {start, p};
+      spans.push_back({chosen.first, places_[chosen.second].origin + 1, w.span_lp + lp(best), w.first_lp});
       // Past the first span, a list that turns unlikely is over: what follows would be dropped.
       const bool unlikely = spans.size() > 1 && spans.back().logprob < job_.min_list_logprob;
       w.span_len = 0;
@@ -82,15 +108,17 @@ class Copier {
       return;
     }
     w.span_lp += lp(best);
+    std::vector<std::pair<int32_t, int32_t>> next;
     if (w.span_len == 0) {
       w.first_lp = lp(best);
-      w.active = starts_.at(best);
+      for (int32_t p : starts_.at(best)) next.emplace_back(places_[p].origin, p);
     } else {
-      std::vector<int32_t> next;
-      for (int32_t i : w.active)
-        if (i + 1 < static_cast<int32_t>(job_.source.size()) && job_.source[i + 1] == best) next.push_back(i + 1);
-      w.active.swap(next);
+      for (auto [start, p] : w.active) {
+        const int32_t q = places_[p].next;
+        if (q >= 0 && places_[q].token == best) next.emplace_back(start, q);
+      }
     }
+    w.active.swap(next);
     ++w.span_len;
     w.next = best;
   }
@@ -99,7 +127,8 @@ class Copier {
   Decoder &d_;
   const SpanJob &job_;
   SpanResult &out_;
-  std::unordered_map<llama_token, std::vector<int32_t>> starts_;  // token -> positions it may start
+  std::vector<Place> places_;
+  std::unordered_map<llama_token, std::vector<int32_t>> starts_;  // token -> places a span may begin at
 };
 
 }  // namespace

@@ -38,8 +38,12 @@ export interface SpanJob {
   prefix: Int32Array;
   branches: Int32Array[];
   source: Int32Array;
-  /** Other tokens that may start a span at startPositions[i] (the word without its space, capitalised...). */
+  /**
+   * Other forms a span may begin with (the word without its space, capitalised...): form k is the
+   * next startLengths[k] tokens of startTokens and stands for source token startPositions[k].
+   */
   startTokens?: Int32Array;
+  startLengths?: Int32Array;
   startPositions?: Int32Array;
   stops: Int32Array;
   separator?: number;

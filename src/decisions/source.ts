@@ -18,8 +18,9 @@ export interface TextSpan {
 
 export class Source {
   readonly tokens: Int32Array;
-  /** Other tokens that may start a span at the matching position (see constructor). */
+  /** Other forms a span may begin with (see constructor), as SpanJob takes them. */
   readonly startTokens: Int32Array;
+  readonly startLengths: Int32Array;
   readonly startPositions: Int32Array;
   private readonly offsets: number[]; // UTF-16 offset at the start of each token, plus the end
 
@@ -44,25 +45,30 @@ export class Source {
       throw new ServiceError('runner_error', 'the model tokenizer does not reproduce the text byte for byte; spans cannot be located');
     }
     // How an answer may begin a span that the text tokenized otherwise: without or with the
-    // leading space, or capitalised ("Dentist appointment" for "... a dentist appointment").
-    const variants = new Map<number, number[]>();
+    // leading space, or capitalised ("Dentist appointment" for "... a dentist appointment"). A
+    // form may take several tokens: " Valencia" is one, but the answer's first word "Valencia"
+    // is "Val" + "encia", and the model writes it so.
+    const forms = new Map<number, Int32Array[]>();
     const tokens: number[] = [];
+    const lengths: number[] = [];
     const positions: number[] = [];
     this.tokens.forEach((token, i) => {
-      let found = variants.get(token);
+      let found = forms.get(token);
       if (found === undefined) {
         const word = text.slice(this.offsets[i], this.offsets[i + 1]).replace(/^\s/, '');
         const capital = word.charAt(0).toUpperCase() + word.slice(1);
-        const forms = new Set([word, ` ${word}`, capital, ` ${capital}`]);
-        found = [...forms].map((f) => engine.tokenize(f)).filter((t) => t.length === 1 && t[0] !== token).map((t) => t[0]!);
-        variants.set(token, found);
+        const spellings = new Set([word, ` ${word}`, capital, ` ${capital}`]);
+        found = [...spellings].map((f) => engine.tokenize(f)).filter((t) => t.length > 0 && !(t.length === 1 && t[0] === token));
+        forms.set(token, found);
       }
-      for (const v of found) {
-        tokens.push(v);
+      for (const form of found) {
+        tokens.push(...form);
+        lengths.push(form.length);
         positions.push(i);
       }
     });
     this.startTokens = Int32Array.from(tokens);
+    this.startLengths = Int32Array.from(lengths);
     this.startPositions = Int32Array.from(positions);
   }
 
@@ -73,6 +79,7 @@ export class Source {
       branches,
       source: this.tokens,
       startTokens: this.startTokens,
+      startLengths: this.startLengths,
       startPositions: this.startPositions,
       stops: this.engine.stopTokens,
       ...how,

@@ -61,6 +61,16 @@ t.test('entities finds typed spans with exact offsets', async (t) => {
   for (const e of entities) t.equal(text.slice(e.start, e.end), e.text);
 });
 
+t.test('entities lists every name of a type, each written as the model writes it on its own line', async (t) => {
+  // Alone on a line a name has no leading space, and "Valencia" is then two tokens where the
+  // text's " Valencia" is one: the copier must take both forms.
+  const text = 'Marie Curie shared the prize with Pierre Curie and Henri Becquerel, then lectured in Valencia.';
+  const out = await s.entities.run({ text, types: ['person', 'city'] });
+  const entities = (out.body as { entities: { type: string; text: string; start: number; end: number }[] }).entities;
+  t.same(entities.map((e) => `${e.type}: ${e.text}`), ['person: Marie Curie', 'person: Pierre Curie', 'person: Henri Becquerel', 'city: Valencia']);
+  for (const e of entities) t.equal(text.slice(e.start, e.end), e.text);
+});
+
 t.test('verify reads the field and compares numbers as numbers', async (t) => {
   const text = 'Invoice total: 2,000 USD, due in 30 days.';
   const right = (await s.verify.run({ text, field: { name: 'invoice total' }, value: 2000 })).body as { matches: boolean; found: string[] };

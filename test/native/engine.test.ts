@@ -88,6 +88,10 @@ t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
   t.throws(() => native.submit({ kind: 'score', prefix: Int32Array.of(-1), branches: [Int32Array.of(1)], options: [Int32Array.of(1)] }), /vocabulary/);
   t.throws(() => native.submit({ kind: 'score', prefix: Int32Array.of(1), branches: [], options: [Int32Array.of(1)] }), /must be a non-empty array/);
   t.throws(() => native.submit({ kind: 'score', prefix: Int32Array.of(1), branches: [new Int32Array(0)], options: [Int32Array.of(1)] }), /at least one token/);
+  const spans = { kind: 'spans' as const, prefix: Int32Array.of(1), branches: [Int32Array.of(1)], source: Int32Array.of(5, 6), stops: Int32Array.of(2) };
+  t.throws(() => native.submit({ ...spans, startTokens: Int32Array.of(7, 8) }), /startLengths must be an Int32Array/);
+  t.throws(() => native.submit({ ...spans, startTokens: Int32Array.of(7, 8), startLengths: Int32Array.of(3), startPositions: Int32Array.of(0) }), /sum to the length/);
+  t.throws(() => native.submit({ ...spans, startTokens: Int32Array.of(7, 8), startLengths: Int32Array.of(2), startPositions: Int32Array.of(2) }), /must index job.source/);
   const { result } = native.submit({ kind: 'score', prefix: engine.tokenize(longText(400)), branches: [Int32Array.of(1)], options: [Int32Array.of(1)] });
   native.close();
   await t.rejects(result, { code: 'cancelled' }, 'close cancels pending work');
