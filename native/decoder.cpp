@@ -9,6 +9,7 @@ Decoder::Decoder(llama_context *ctx, int32_t n_outputs)
       n_vocab_(llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx)))),
       n_batch_(static_cast<int32_t>(llama_n_batch(ctx))),
       n_seq_(static_cast<int32_t>(llama_n_seq_max(ctx))),
+      n_ctx_(static_cast<int32_t>(llama_n_ctx(ctx))),
       n_outputs_(n_outputs) {}
 
 std::vector<Decoder::Item> Decoder::begin(const Tokens &prefix) {

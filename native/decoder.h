@@ -53,6 +53,7 @@ class Decoder {
   int32_t cached() const { return static_cast<int32_t>(cached_.size()); }
   const Tokens &cached_tokens() const { return cached_; }
   int32_t n_seq() const { return n_seq_; }
+  int32_t n_ctx() const { return n_ctx_; }
   llama_memory_t memory() const { return mem_; }
 
  private:
@@ -60,7 +61,7 @@ class Decoder {
 
   llama_context *ctx_;
   llama_memory_t mem_;
-  int32_t n_vocab_, n_batch_, n_seq_, n_outputs_;
+  int32_t n_vocab_, n_batch_, n_seq_, n_ctx_, n_outputs_;
   Tokens cached_;  // the tokens held by sequence 0 after the last successful job
 };
 

@@ -142,10 +142,17 @@ SpanResult copy_spans(Decoder &d, const SpanJob &job) {
   Copier copier(d, job, out);
   std::vector<Decoder::Item> pending = d.begin(job.prefix);
   out.cached_tokens = d.cached();
-  const size_t group = static_cast<size_t>(d.n_seq() - 1);
+  // Branches run side by side as long as the slot's context holds the longest answer each could
+  // copy; the rest wait for the next group. The caller checked that one branch alone fits.
+  const size_t max_group = static_cast<size_t>(d.n_seq() - 1);
+  const size_t longest_answer = static_cast<size_t>(job.max_spans) * (job.max_span_tokens + 1);
+  const size_t room = static_cast<size_t>(d.n_ctx()) - std::min<size_t>(job.prefix.size(), d.n_ctx());
 
-  for (size_t g0 = 0; g0 < n_branch; g0 += group) {
-    const size_t g1 = std::min(n_branch, g0 + group);
+  for (size_t g0 = 0, g1 = 0; g0 < n_branch; g0 = g1) {
+    for (size_t used = 0; g1 < n_branch && g1 - g0 < max_group; ++g1) {
+      used += job.branches[g1].size() + longest_answer;
+      if (used > room && g1 > g0) break;
+    }
     std::vector<Walk> walks;
     for (size_t b = g0; b < g1; ++b) {
       walks.push_back({static_cast<llama_seq_id>(1 + b - g0),

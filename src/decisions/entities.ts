@@ -30,6 +30,8 @@ const SYSTEM =
   'from the text, one per line. If the text mentions none, reply None.';
 
 const MAX_PER_TYPE = 16;
+// Digits are a token each: an IBAN or a phone number with spaces takes 25-30.
+const MAX_SPAN_TOKENS = 32;
 const MIN_PROBABILITY = 0.5;
 
 export class Entities {
@@ -52,7 +54,7 @@ export class Entities {
     const excerpts = await Promise.all(texts.map((t) => this.reader.focus(t, queries)));
     const sources = excerpts.map((e) => new Source(this.engine, e));
     const kinds = types.map((t) => this.prompt.branch(`Kind: ${t.name}${t.description ? ` (${t.description})` : ''}`));
-    const how = { separator: this.separator, none: this.none, maxSpanTokens: 16, maxSpans: MAX_PER_TYPE, minListLogprob: Math.log(MIN_PROBABILITY) };
+    const how = { separator: this.separator, none: this.none, maxSpanTokens: MAX_SPAN_TOKENS, maxSpans: MAX_PER_TYPE, minListLogprob: Math.log(MIN_PROBABILITY) };
     const jobs = sources.map((source) => source.job(this.prompt.prefix(`Text: ${source.text}\n\n`), kinds, how));
     const found = await this.engine.spans(jobs, signal);
     return {

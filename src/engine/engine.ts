@@ -221,12 +221,18 @@ export class Engine {
     throw new ServiceError('runner_error', `inference failed twice: ${last}`);
   }
 
-  // A job's branches live in the KV cache together with its prefix; it must fit in one slot.
+  // A job's branches live in the KV cache together with its prefix; it must fit in one slot. A
+  // span job runs its branches in groups that fit (span_kernel.cpp): one branch with the longest
+  // answer it may copy must fit alone.
   private checkFits(job: NativeJob): void {
     let need = job.prefix.length;
-    for (const b of job.branches) need += b.length;
-    if (job.kind === 'score') for (const o of job.options) need += job.branches.length * (o.length - 1);
-    else need += job.branches.length * (job.maxSpans ?? 1) * ((job.maxSpanTokens ?? 32) + 1);
+    if (job.kind === 'score') {
+      for (const b of job.branches) need += b.length;
+      for (const o of job.options) need += job.branches.length * (o.length - 1);
+    } else {
+      const answer = (job.maxSpans ?? 1) * ((job.maxSpanTokens ?? 32) + 1);
+      need += Math.max(...job.branches.map((b) => b.length)) + answer;
+    }
     if (need > this.contextSize) {
       throw new ServiceError(
         'invalid_request',
