@@ -417,8 +417,12 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
         sj.start_lengths = Int32s(env, o, "startLengths");
         sj.start_positions = Int32s(env, o, "startPositions");
         size_t total = 0;
-        for (int32_t n : sj.start_lengths) total += n > 0 ? static_cast<size_t>(n) : sj.start_tokens.size() + 1;
-        if (total != sj.start_tokens.size() || sj.start_lengths.size() != sj.start_positions.size())
+        bool positive = true;
+        for (int32_t n : sj.start_lengths) {
+          positive = positive && n > 0;
+          total += static_cast<size_t>(std::max(n, 0));
+        }
+        if (!positive || total != sj.start_tokens.size() || sj.start_lengths.size() != sj.start_positions.size())
           throw Napi::TypeError::New(env, "job.startLengths must be positive, sum to the length of job.startTokens and match job.startPositions");
         for (int32_t at : sj.start_positions)
           if (at < 0 || at >= static_cast<int32_t>(sj.source.size()))

@@ -7,10 +7,11 @@ const TENS = ['twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty'
 const WORDS = new Map<string, number>([...SMALL.map((w, i) => [w, i] as const), ...TENS.map((w, i) => [w, 20 + 10 * i] as const)]);
 const SCALES = new Map([['hundred', 100], ['thousand', 1e3], ['million', 1e6], ['billion', 1e9]]);
 
-// Digits (with thousands separators) or a run of number words, each optionally scaled.
+// Digits (with thousands separators) optionally scaled, or a run of number words.
+const SCALE = [...SCALES.keys()].join('|');
+const WORD = [...WORDS.keys(), ...SCALES.keys()].join('|');
 const NUMBER = new RegExp(
-  String.raw`(-?\d[\d,\s]*(?:\.\d+)?)(?:\s*(hundred|thousand|million|billion)\b)?` +
-    String.raw`|\b(?:${[...WORDS.keys(), ...SCALES.keys()].join('|')})(?:(?:[\s-]+|\s+and\s+)(?:${[...WORDS.keys(), ...SCALES.keys()].join('|')}))*\b`,
+  String.raw`(-?\d[\d,\s]*(?:\.\d+)?)(?:\s*(${SCALE})\b)?|\b(?:${WORD})(?:(?:[\s-]+|\s+and\s+)(?:${WORD}))*\b`,
   'gi',
 );
 
