@@ -12,7 +12,7 @@ export function compile<S extends TSchema>(schema: S): Validator<Static<S>> {
   return (body) => {
     if (checker.Check(body)) {
       const bad = findIllFormed(body, '');
-      if (bad !== undefined) throw new ServiceError('invalid_request', `${bad}: contains a lone surrogate (invalid Unicode)`);
+      if (bad !== undefined) throw new ServiceError('invalid_request', `${bad} a lone surrogate (invalid Unicode)`);
       return body;
     }
     const issues: string[] = [];
@@ -99,11 +99,13 @@ function unionTypes(s: Record<string, unknown>): string {
   return [...new Set(types)].join(' or ');
 }
 
-// JSON may carry "\ud800": a string that is not valid Unicode and cannot be tokenized faithfully.
+// JSON may carry "\ud800": a string that is not valid Unicode and cannot be tokenized faithfully,
+// in a value or in a key (a label name, a schema property).
 function findIllFormed(v: unknown, path: string): string | undefined {
-  if (typeof v === 'string') return v.isWellFormed() ? undefined : path || 'body';
+  if (typeof v === 'string') return v.isWellFormed() ? undefined : `${path || 'body'}: contains`;
   if (v === null || typeof v !== 'object') return undefined;
   for (const [k, x] of Object.entries(v)) {
+    if (!k.isWellFormed()) return `${path || 'body'}: a key contains`;
     const found = findIllFormed(x, path ? `${path}.${k}` : k);
     if (found !== undefined) return found;
   }

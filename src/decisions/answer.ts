@@ -42,7 +42,7 @@ export class Answer {
   async run(input: AnswerInput, signal?: AbortSignal): Promise<Billed<AnswerOutput>> {
     const { texts, list: textList } = textsOf(input);
     const questions = [...(input.question !== undefined ? [input.question] : []), ...(input.questions ?? [])];
-    if (questions.length === 0) throw new ServiceError('invalid_request', 'provide question or questions');
+    if (questions.length === 0) throw new ServiceError('invalid_request', 'body: provide question or questions');
     const questionList = input.questions !== undefined;
     const excerpts = await Promise.all(texts.map((t) => this.reader.focus(t, questions)));
     const sources = excerpts.map((e) => new Source(this.engine, e));

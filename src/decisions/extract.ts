@@ -132,7 +132,7 @@ export class Extract {
       flags.forEach((f, b) => values.set(f, r.logprobs[b * 2]! >= r.logprobs[b * 2 + 1]!));
     }
     for (const f of choices) values.set(f, f.options![argmax(normalise(scores[j++]!.logprobs))]);
-    const data: Record<string, unknown> = {};
+    const data: Record<string, unknown> = Object.create(null);
     for (const f of fields) setPath(data, f.path, f.kind === 'objects' ? [] : values.get(f) ?? null);
     return { data, tokens: [...spans, ...scores].reduce((n, r) => n + r.promptTokens, 0) };
   }
@@ -147,8 +147,10 @@ function typed(field: Field, span: string | undefined): unknown {
   return field.kind === 'integer' ? (Number.isInteger(n) ? n : null) : n;
 }
 
+// Property names are the client's: objects without a prototype make `__proto__` or `constructor`
+// plain keys, never a way onto Object.prototype.
 function setPath(data: Record<string, unknown>, path: string[], value: unknown): void {
   let at = data;
-  for (const p of path.slice(0, -1)) at = (at[p] ??= {}) as Record<string, unknown>;
+  for (const p of path.slice(0, -1)) at = (at[p] ??= Object.create(null)) as Record<string, unknown>;
   at[path[path.length - 1]!] = value;
 }

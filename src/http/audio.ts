@@ -2,6 +2,7 @@
 import { ServiceError } from '../errors.js';
 import type { Transcription } from '../audio/transcription.js';
 import type { Route } from './types.js';
+import { checkWavLength } from './wav.js';
 
 export const TRANSCRIBE_PATH = '/v1/audio/transcribe';
 
@@ -14,6 +15,7 @@ export function audioRoutes(transcription: Transcription): Route[] {
       handler: async (req) => {
         checkContentType(req.headers['content-type']);
         const diarize = flag(req.query.get('diarize'));
+        checkWavLength(req.body);
         const out = await transcription.run(req.body, diarize, req.signal);
         return {
           status: 200,

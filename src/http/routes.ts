@@ -85,7 +85,7 @@ export function routes(service: Service, gate: Gate = new Gate()): Route[] {
       path: '/v1/models/:id',
       handler: async (req) => {
         const id = decodePath(req.path.slice('/v1/models/'.length));
-        if (id !== MODEL_ID) throw new ServiceError('model_not_found', `model ${JSON.stringify(id)} not found; use "${MODEL_ID}"`);
+        if (id !== MODEL_ID) throw notFound(id);
         return { status: 200, body: MODEL };
       },
     },
@@ -106,7 +106,7 @@ function chatCompletions(chat: Chat): Route {
       const body = parseJson(req);
       const model = (body as { model?: unknown } | null)?.model;
       if (typeof model === 'string' && model !== MODEL_ID) {
-        throw new ServiceError('model_not_found', `model ${JSON.stringify(model)} not found; use "${MODEL_ID}"`);
+        throw notFound(model);
       }
       const request = validate(body);
       const completion = await chat.complete(request, req.signal);
@@ -135,6 +135,12 @@ function describe(service: Service, gate: Gate) {
     openapi: '/openapi.json',
     endpoints: Object.keys(CAPABILITIES).map((c) => `${CAPABILITY_PREFIX}/${c}`),
   };
+}
+
+/** model_not_found, quoting at most 64 characters of the id sent. */
+function notFound(id: string): ServiceError {
+  const shown = id.length > 64 ? `${JSON.stringify(id.slice(0, 64))}… (${id.length} characters)` : JSON.stringify(id);
+  return new ServiceError('model_not_found', `model ${shown} not found; use "${MODEL_ID}"`);
 }
 
 /** A percent-decoded path segment; malformed escapes (`%ff`) are kept as sent rather than thrown. */

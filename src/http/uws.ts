@@ -56,20 +56,24 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
   const started = performance.now();
   const controller = new AbortController();
   let aborted = false;
+  let answered = false; // a reply was started
+  let ended = false; // and written whole
   res.onAborted(() => {
     aborted = true;
     controller.abort();
   });
-  // The request object is only valid in this synchronous part: copy what we need now.
-  const headers: Record<string, string> = {};
+  // The request object is only valid in this synchronous part: copy what we need now. Header
+  // names are the client's: a map without a prototype keeps `__proto__` an ordinary name.
+  const headers: Record<string, string> = Object.create(null);
   req.forEach((k, v) => (headers[k] = v));
   const path = req.getUrl();
   const query = new URLSearchParams(req.getQuery() ?? '');
-  const id = headers['x-request-id']?.slice(0, 128) || randomUUID();
+  const id = requestId(headers['x-request-id']);
   const log: Record<string, unknown> = {};
 
   const send = (reply: ApiReply) => {
-    if (aborted) return;
+    if (aborted || answered) return;
+    answered = true;
     const body = reply.contentType ? String(reply.body) : JSON.stringify(reply.body);
     res.cork(() => {
       res.writeStatus(`${reply.status} ${STATUS_CODES[reply.status] ?? 'Error'}`);
@@ -79,21 +83,35 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
       // A refused upload may still be streaming in: close rather than read the rest.
       res.end(body, reply.status === 413);
     });
+    ended = true;
     const seconds = (performance.now() - started) / 1000;
     options.metrics?.observe(route.path, route.method.toUpperCase(), reply.status, seconds);
     options.log.info('request', { id, method: route.method.toUpperCase(), path, status: reply.status, ms: Math.round(seconds * 1000), ...log });
+  };
+  // Anything unexpected, even in `send` itself, ends this request with the envelope, never the process.
+  const fail = (err: unknown) => {
+    if (aborted) return; // the client is gone: its job was cancelled, nothing to write
+    if (err instanceof ServiceError && !answered) return send({ status: err.status, body: err.toJSON(), headers: err.headers });
+    options.log.error('unhandled error', { id, path, error: String((err as Error)?.stack ?? err) });
+    if (answered) return;
+    const internal = new ServiceError('internal_error', 'internal error');
+    send({ status: 500, body: internal.toJSON(), headers: internal.headers });
   };
 
   const body = route.method === 'get' ? Promise.resolve(Buffer.alloc(0)) : readBody(res, route.maxBodyBytes ?? options.maxBodyBytes);
   body
     .then((body) => route.handler({ method: route.method, path, query, headers, body, id, signal: controller.signal, log }))
-    .then(send, (err: unknown) => {
-      if (aborted) return; // the client is gone: its job was cancelled, nothing to write
-      if (err instanceof ServiceError) return send({ status: err.status, body: err.toJSON(), headers: err.headers });
-      options.log.error('unhandled error', { id, path, error: String((err as Error)?.stack ?? err) });
-      const internal = new ServiceError('internal_error', 'internal error');
-      send({ status: 500, body: internal.toJSON(), headers: internal.headers });
+    .then(send)
+    .catch(fail)
+    .catch((err: unknown) => {
+      options.log.error('could not answer', { id, path, error: String((err as Error)?.stack ?? err) });
+      if (!aborted && !ended) res.close();
     });
+}
+
+/** A client's x-request-id is kept when it is a plain token (it names the request in logs and the ledger); otherwise a fresh one is made. */
+function requestId(sent: string | undefined): string {
+  return sent !== undefined && /^[A-Za-z0-9._:@+=\/-]{1,128}$/.test(sent) ? sent : randomUUID();
 }
 
 // Collects the body; rejects with payload_too_large as soon as it passes the cap.

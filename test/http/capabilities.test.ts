@@ -96,7 +96,7 @@ t.test('answer: a span with exact offsets, or null with probability 0', async (t
   t.equal(found.end - found.start, found.answer.length);
   t.same(none, { question: 'Who? [none]', answer: null, probability: 0, start: null, end: null });
   const missing = await post(at('answer'), { text });
-  t.same(missing.json, { error: { code: 'invalid_request', message: 'provide question or questions' } });
+  t.same(missing.json, { error: { code: 'invalid_request', message: 'body: provide question or questions' } });
 });
 
 t.test('answer: texts x questions nest text-major', async (t) => {
