@@ -4,6 +4,7 @@ import { loadBinding, type NativeBinding, type NativeEncoder, type NativeEngine,
 import type { SpanJob, SpanResult } from '../binding.js';
 import type { ChatMessage, ModelInfo } from '../binding.js';
 import type { TranscribeJob, TranscribeResult } from '../binding.js';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { CancelledError, ServiceError } from '../errors.js';
 
 export interface EngineOptions {
@@ -54,6 +55,8 @@ export class Engine {
   private refused = 0;
   private closed = false;
   private drained: (() => void) | undefined;
+  /** Set inside an admitted request: its further sessions (label priors, windows) are part of it. */
+  private readonly admission = new AsyncLocalStorage<true>();
 
   private constructor(
     private readonly native: NativeEngine,
@@ -163,39 +166,54 @@ export class Engine {
 
 
   /**
-   * Admits one request and hands `body` a `Round` runner for its rounds of jobs (classify-tree
-   * needs one round per level). Admission is per request: when `capacity` requests are already
-   * admitted this throws `overloaded` at once. Jobs of a round run in parallel across slots; each
-   * failing job is retried once. Aborting `signal` cancels every job and frees their slots.
+   * Admits one request for everything `body` starts: sessions, a label set's prior, the windows
+   * of a long text. When `capacity` requests are already admitted this throws `overloaded` at
+   * once; inside an admitted request it never does, so an admitted request is answered.
    */
-  async session<T>(body: (run: Round) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async admitted<T>(body: () => Promise<T>): Promise<T> {
+    if (this.admission.getStore()) return body();
     this.assertAdmissible();
     this.inflight++;
-    const running = new Set<number>();
-    const cancelAll = () => running.forEach((id) => this.native.cancel(id));
-    signal?.addEventListener('abort', cancelAll, { once: true });
-    const round = <R>(jobs: NativeJob[]) => {
-      if (signal?.aborted) throw new CancelledError();
-      for (const job of jobs) this.checkFits(job);
-      return Promise.all(jobs.map((job) => this.attempt(job, running, signal) as Promise<R>));
-    };
-    const run: Round = {
-      score: (jobs) => round<ScoreResult>(jobs.map((j) => ({ kind: 'score', ...j }))),
-      spans: (jobs) => round<SpanResult>(jobs.map((j) => ({ kind: 'spans', ...j }))),
-    };
     try {
-      return await body(run);
-    } catch (err) {
-      cancelAll(); // one job failed for good: the others are wasted work
-      throw err;
+      return await this.admission.run(true, body);
     } finally {
-      signal?.removeEventListener('abort', cancelAll);
       if (--this.inflight === 0) this.drained?.();
     }
   }
 
-  /** Throws `overloaded` when a new request would not be admitted now. */
+  /**
+   * Hands `body` a `Round` runner for one request's rounds of jobs (classify-tree needs one round
+   * per level), admitted as above. Jobs of a round run in parallel across slots; each failing job
+   * is retried once. Aborting `signal` cancels every job and frees their slots.
+   */
+  session<T>(body: (run: Round) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return this.admitted(async () => {
+      const running = new Set<number>();
+      const cancelAll = () => running.forEach((id) => this.native.cancel(id));
+      signal?.addEventListener('abort', cancelAll, { once: true });
+      const round = <R>(jobs: NativeJob[]) => {
+        if (signal?.aborted) throw new CancelledError();
+        for (const job of jobs) this.checkFits(job);
+        return Promise.all(jobs.map((job) => this.attempt(job, running, signal) as Promise<R>));
+      };
+      const run: Round = {
+        score: (jobs) => round<ScoreResult>(jobs.map((j) => ({ kind: 'score', ...j }))),
+        spans: (jobs) => round<SpanResult>(jobs.map((j) => ({ kind: 'spans', ...j }))),
+      };
+      try {
+        return await body(run);
+      } catch (err) {
+        cancelAll(); // one job failed for good: the others are wasted work
+        throw err;
+      } finally {
+        signal?.removeEventListener('abort', cancelAll);
+      }
+    });
+  }
+
+  /** Throws `overloaded` when a new request would not be admitted now (never inside an admitted one). */
   assertAdmissible(): void {
+    if (this.admission.getStore()) return;
     if (this.closed) throw new ServiceError('overloaded', 'the service is shutting down; retry on another replica');
     if (this.inflight >= this.capacity) {
       this.refused++;

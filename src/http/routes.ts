@@ -89,15 +89,15 @@ export function routes(service: Service, gate: Gate = new Gate()): Route[] {
         return { status: 200, body: MODEL };
       },
     },
-    ...(Object.keys(CAPABILITIES) as Capability[]).map((name) => decision(name, run[name])),
-    chatCompletions(service.chat),
+    ...(Object.keys(CAPABILITIES) as Capability[]).map((name) => decision(name, run[name], service.engine)),
+    chatCompletions(service.chat, service.engine),
     ...(service.transcription ? audioRoutes(service.transcription) : []),
   ];
   return all.map((route) => (route.path.startsWith('/v1/') ? gate.guard(route) : route));
 }
 
 /** POST /v1/chat/completions: the model is checked first, then the body, then the mode. */
-function chatCompletions(chat: Chat): Route {
+function chatCompletions(chat: Chat, engine: Engine): Route {
   const validate = compile(ChatCompletionRequest);
   return {
     method: 'post',
@@ -109,7 +109,7 @@ function chatCompletions(chat: Chat): Route {
         throw notFound(model);
       }
       const request = validate(body);
-      const completion = await chat.complete(request, req.signal);
+      const completion = await engine.admitted(() => chat.complete(request, req.signal));
       const headers = { 'x-input-tokens': String(completion.usage.prompt_tokens) };
       if (request.stream) return { status: 200, body: streamOf(completion), contentType: 'text/event-stream', headers: { ...headers, 'cache-control': 'no-cache' } };
       return { status: 200, body: completion, headers };
@@ -152,14 +152,18 @@ function decodePath(segment: string): string {
   }
 }
 
-/** A capability endpoint: JSON in, typed result out, input size in x-input-* headers. */
-function decision(name: Capability, run: Runner): Route {
+/**
+ * A capability endpoint: JSON in, typed result out, input size in x-input-* headers. A valid
+ * request is admitted once, before any model work, for all it runs (see Engine.admitted).
+ */
+function decision(name: Capability, run: Runner, engine: Engine): Route {
   const validate = compile(CAPABILITIES[name].request);
   return {
     method: 'post',
     path: `${CAPABILITY_PREFIX}/${name}`,
     handler: async (req) => {
-      const out = await run(validate(parseJson(req)), req.signal);
+      const body = validate(parseJson(req));
+      const out = await engine.admitted(() => run(body, req.signal));
       return {
         status: 200,
         body: out.body,

@@ -94,3 +94,22 @@ t.test('over HTTP: two failures give 502 runner_error', async (t) => {
   t.equal(res.status, 502);
   t.equal(res.json.error.code, 'runner_error');
 });
+
+t.test('an admitted request is never refused for its own second job (label priors, trees, chat tools)', async (t) => {
+  // Capacity 4: four clients at once, each with a label set never seen, all admitted and answered.
+  const server = await startServer(fakeBinding({ delayMs: 100 }), { modelPath: 'fake', slots: 2, queue: 2 });
+  t.teardown(server.close);
+  const api = `${server.url}/v1/decision-machine-1`;
+  for (const round of ['classify', 'classify-tree', 'chat']) {
+    const sent = [0, 1, 2, 3].map((i) => {
+      const labels = [`${round} a${i}`, `${round} b${i}`, `${round} c${i}`];
+      if (round === 'classify') return post(`${api}/classify`, { text: 'x', labels });
+      if (round === 'classify-tree') return post(`${api}/classify-tree`, { text: 'x', tree: { [labels[0]!]: { labels: { [`${labels[1]} x`]: 'x', [`${labels[1]} y`]: 'y' } }, [labels[2]!]: 'z' } });
+      const tools = labels.map((name) => ({ type: 'function', function: { name } }));
+      return post(`${server.url}/v1/chat/completions`, { model: 'decision-machine-1', messages: [{ role: 'user', content: 'x' }], tools });
+    });
+    const statuses = (await Promise.all(sent)).map((r) => r.status);
+    t.same(statuses, [200, 200, 200, 200], `${round}: four first-time label sets, no 529`);
+  }
+  t.equal(server.engine.stats().refused, 0);
+});
