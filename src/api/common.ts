@@ -1,9 +1,22 @@
 // Schemas shared by every capability endpoint. The same objects validate requests and produce
 // /openapi.json, so the document cannot drift from the code.
 import { Type } from '@sinclair/typebox';
+import { ServiceError } from '../errors.js';
 
 export const MAX_TEXT = 20000;
 export const MAX_ITEMS = 32;
+/** Decisions in one request: texts x statements (yes-no) or texts x questions (answer). */
+export const MAX_DECISIONS = 256;
+
+/** Refuses a request whose lists multiply past MAX_DECISIONS, before any work on them. */
+export function checkDecisions(body: { texts?: unknown[]; statements?: unknown[]; questions?: unknown[] }): void {
+  const texts = body.texts?.length ?? 1;
+  const asked = body.statements?.length ?? body.questions?.length ?? 1;
+  if (texts * asked > MAX_DECISIONS) {
+    const what = body.statements ? 'statements' : 'questions';
+    throw new ServiceError('invalid_request', `body: texts x ${what} is ${texts * asked} decisions, more than the limit of ${MAX_DECISIONS} per request`);
+  }
+}
 
 export const Text = Type.String({ minLength: 1, maxLength: MAX_TEXT, description: 'the text to decide about' });
 

@@ -13,6 +13,12 @@ export interface Field {
 }
 
 export const MAX_FIELDS = 64;
+/** Values of one enum: each is tokenized and compared with the others before admission. */
+export const MAX_ENUM = 64;
+/** Objects nested inside the root object. */
+export const MAX_SCHEMA_DEPTH = 8;
+/** Properties declared in the whole schema, nested objects included. */
+export const MAX_PROPERTIES = 256;
 
 // Annotations are used as hints; `required` and `additionalProperties: false` are satisfied by
 // construction (every declared property is returned, null when the text lacks it, and no other).
@@ -27,29 +33,34 @@ export function fieldsOf(schema: unknown): Field[] {
     throw new ServiceError('invalid_schema', 'schema must be an object with properties');
   }
   const fields: Field[] = [];
-  walkObject(schema, [], fields);
-  if (fields.length > MAX_FIELDS) throw new ServiceError('invalid_request', `schema: more than ${MAX_FIELDS} fields to fill`);
+  walkObject(schema, [], fields, { properties: 0 });
+  if (fields.length > MAX_FIELDS) throw tooManyFields();
   return fields;
 }
 
-function walkObject(schema: Schema, path: string[], out: Field[]): void {
+// Every limit is checked as the walk goes, so a huge schema is refused after the first item over.
+function walkObject(schema: Schema, path: string[], out: Field[], seen: { properties: number }): void {
+  if (path.length > MAX_SCHEMA_DEPTH) throw new ServiceError('invalid_request', `schema: objects nested deeper than ${MAX_SCHEMA_DEPTH} levels`);
   checkKeywords(schema, path);
   if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) {
     refuse(path, 'additionalProperties', 'only additionalProperties: false can be enforced');
   }
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
   for (const [name, prop] of Object.entries(schema.properties as Schema)) {
+    if (++seen.properties > MAX_PROPERTIES) throw new ServiceError('invalid_request', `schema: more than ${MAX_PROPERTIES} properties`);
+    if (out.length > MAX_FIELDS) throw tooManyFields();
     const at = [...path, name];
     const must = required.has(name);
     if (!isObject(prop)) refuse(at, 'type', 'a property must be a schema object');
     checkKeywords(prop, at);
     const hint = hintOf(name, prop);
     if (Array.isArray(prop.enum)) {
+      if (prop.enum.length > MAX_ENUM) throw new ServiceError('invalid_request', `${where(at)}.enum: more than ${MAX_ENUM} values`);
       if (prop.enum.length < 1 || !prop.enum.every((v) => typeof v === 'string' && v !== '')) refuse(at, 'enum', 'enum values must be non-empty strings');
       out.push({ path: at, kind: 'enum', hint, options: prop.enum as string[], required: must });
     } else if (prop.type === 'object') {
       if (!isObject(prop.properties) || Object.keys(prop.properties).length === 0) refuse(at, 'properties', 'a nested object needs properties');
-      walkObject(prop, at, out);
+      walkObject(prop, at, out, seen);
     } else if (prop.type === 'array') {
       const items = prop.items;
       if (!isObject(items)) refuse(at, 'items', 'an array needs an items schema');
@@ -76,8 +87,16 @@ function hintOf(name: string, prop: Schema): string {
   return notes.length > 0 ? `${name} (${notes.join(': ')})` : name;
 }
 
+function tooManyFields(): ServiceError {
+  return new ServiceError('invalid_request', `schema: more than ${MAX_FIELDS} fields to fill`);
+}
+
+function where(path: string[]): string {
+  return ['schema', ...path.flatMap((p) => ['properties', p])].join('.');
+}
+
 function refuse(path: string[], keyword: string, why: string, suffix = ''): never {
-  const at = ['schema', ...path.flatMap((p) => ['properties', p])].join('.') + suffix;
+  const at = where(path) + suffix;
   throw new ServiceError('invalid_schema', `${at}: unsupported keyword "${keyword}": ${why}`);
 }
 

@@ -35,6 +35,8 @@ export interface EngineStats {
 // list is scored in one decode. Each costs a logits row (0.6 MB with a 150k vocabulary).
 const SEQUENCES = 33;
 const ATTEMPTS = 2; // an inference failure is retried once; the second failure is final
+/** A request reads at most this many slot contexts of tokens in all its jobs (see tokensOf). */
+export const REQUEST_CONTEXTS = 2;
 
 /** What a session body runs its rounds with. */
 export interface Round {
@@ -48,6 +50,8 @@ export class Engine {
   readonly versions: { whisper: string; system: string };
   readonly capacity: number;
   readonly contextSize: number;
+  /** The most tokens one request may have the model read: its time bound (docs/operations.md). */
+  readonly requestTokens: number;
   /** Tokens that end the model's reply. */
   readonly stopTokens: Int32Array;
   private inflight = 0;
@@ -56,7 +60,7 @@ export class Engine {
   private closed = false;
   private drained: (() => void) | undefined;
   /** Set inside an admitted request: its further sessions (label priors, windows) are part of it. */
-  private readonly admission = new AsyncLocalStorage<true>();
+  private readonly admission = new AsyncLocalStorage<{ tokens: number }>();
 
   private constructor(
     private readonly native: NativeEngine,
@@ -68,6 +72,7 @@ export class Engine {
     this.versions = binding.versions();
     this.capacity = options.slots + options.queue;
     this.contextSize = options.contextSize;
+    this.requestTokens = REQUEST_CONTEXTS * options.contextSize;
     const { eos, eot } = native.specialTokens();
     this.stopTokens = Int32Array.from(new Set([eos, eot].filter((t) => t >= 0)));
   }
@@ -175,7 +180,7 @@ export class Engine {
     this.assertAdmissible();
     this.inflight++;
     try {
-      return await this.admission.run(true, body);
+      return await this.admission.run({ tokens: 0 }, body);
     } finally {
       if (--this.inflight === 0) this.drained?.();
     }
@@ -194,6 +199,7 @@ export class Engine {
       const round = <R>(jobs: NativeJob[]) => {
         if (signal?.aborted) throw new CancelledError();
         for (const job of jobs) this.checkFits(job);
+        this.charge(jobs);
         return Promise.all(jobs.map((job) => this.attempt(job, running, signal) as Promise<R>));
       };
       const run: Round = {
@@ -259,6 +265,19 @@ export class Engine {
     }
   }
 
+  // Counted before any of the round's jobs start: a request over its budget is refused with a
+  // 400 naming the limit instead of holding slots for minutes.
+  private charge(jobs: NativeJob[]): void {
+    const request = this.admission.getStore()!;
+    request.tokens += tokensOf(jobs);
+    if (request.tokens > this.requestTokens) {
+      throw new ServiceError(
+        'invalid_request',
+        `body: the request needs ${request.tokens} tokens of model reading, more than the limit of ${this.requestTokens} per request; send fewer or shorter texts, statements, labels or fields, or split the request`,
+      );
+    }
+  }
+
   stats(): EngineStats {
     return { ...this.native.stats(), capacity: this.capacity, inflight: this.inflight, refused: this.refused };
   }
@@ -277,4 +296,23 @@ export class Engine {
     this.native.close();
     this.encoder?.native.close();
   }
+}
+
+/**
+ * The tokens a round has the model read: each job's prefix past what it shares with the first
+ * (a slot keeps a common system prompt cached), its branches, every option of a score job after
+ * each branch, and one span answer per branch of a span job. Linear in the jobs' sizes.
+ */
+export function tokensOf(jobs: NativeJob[]): number {
+  const first = jobs[0]?.prefix;
+  let tokens = 0;
+  for (const job of jobs) {
+    let shared = 0;
+    if (job !== jobs[0]) while (shared < job.prefix.length && shared < first!.length && job.prefix[shared] === first![shared]) shared++;
+    tokens += job.prefix.length - shared;
+    for (const b of job.branches) tokens += b.length;
+    if (job.kind === 'score') for (const o of job.options) tokens += job.branches.length * o.length;
+    else tokens += job.branches.length * ((job.maxSpanTokens ?? 32) + 1);
+  }
+  return tokens;
 }

@@ -15,6 +15,7 @@ import type { Transcription } from '../audio/transcription.js';
 import { audioRoutes } from './audio.js';
 import { ChatCompletionRequest } from '../api/chat.js';
 import { compile } from '../api/validate.js';
+import { checkDecisions } from '../api/common.js';
 import { CAPABILITIES, CAPABILITY_PREFIX, MODEL_ID, type Capability } from '../api/capabilities.js';
 import { MAX_TREE_DEPTH, treeDepth } from '../api/classify-tree.js';
 import { ServiceError } from '../errors.js';
@@ -163,6 +164,7 @@ function decision(name: Capability, run: Runner, engine: Engine): Route {
     path: `${CAPABILITY_PREFIX}/${name}`,
     handler: async (req) => {
       const body = validate(parseJson(req));
+      checkDecisions(body as Parameters<typeof checkDecisions>[0]);
       const out = await engine.admitted(() => run(body, req.signal));
       return {
         status: 200,
