@@ -11,7 +11,7 @@ export function compile<S extends TSchema>(schema: S): Validator<Static<S>> {
   const checker = TypeCompiler.Compile(schema);
   return (body) => {
     if (checker.Check(body)) {
-      const bad = findIllFormed(body, '');
+      const bad = findIllFormed(body);
       if (bad !== undefined) throw new ServiceError('invalid_request', `${bad} a lone surrogate (invalid Unicode)`);
       return body;
     }
@@ -100,14 +100,32 @@ function unionTypes(s: Record<string, unknown>): string {
 }
 
 // JSON may carry "\ud800": a string that is not valid Unicode and cannot be tokenized faithfully,
-// in a value or in a key (a label name, a schema property).
-function findIllFormed(v: unknown, path: string): string | undefined {
-  if (typeof v === 'string') return v.isWellFormed() ? undefined : `${path || 'body'}: contains`;
-  if (v === null || typeof v !== 'object') return undefined;
-  for (const [k, x] of Object.entries(v)) {
-    if (!k.isWellFormed()) return `${path || 'body'}: a key contains`;
-    const found = findIllFormed(x, path ? `${path}.${k}` : k);
-    if (found !== undefined) return found;
-  }
-  return undefined;
+// in a value or in a key (a label name, a schema property). One pass, linear in the body: the
+// path is only written out for the string found.
+function findIllFormed(root: unknown): string | undefined {
+  const path: string[] = [];
+  const at = () => (path.length ? path.join('.') : 'body');
+  const visit = (v: unknown): string | undefined => {
+    if (typeof v === 'string') return v.isWellFormed() ? undefined : `${at()}: contains`;
+    if (v === null || typeof v !== 'object') return undefined;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        if (typeof v[i] === 'string' ? v[i].isWellFormed() : v[i] === null || typeof v[i] !== 'object') continue;
+        path.push(String(i));
+        const found = visit(v[i]);
+        path.pop();
+        if (found !== undefined) return found;
+      }
+      return undefined;
+    }
+    for (const k of Object.keys(v)) {
+      if (!k.isWellFormed()) return `${at()}: a key contains`;
+      path.push(k);
+      const found = visit((v as Record<string, unknown>)[k]);
+      path.pop();
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return visit(root);
 }
