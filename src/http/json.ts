@@ -35,22 +35,21 @@ function parse(raw: Buffer): unknown {
   } catch (err) {
     throw new ServiceError('invalid_request', `body: invalid JSON (${(err as Error).message})`);
   }
-  if (nestingDepth(body) > MAX_NESTING) throw new ServiceError('invalid_request', `body: nested deeper than ${MAX_NESTING} levels`);
+  if (nestedTooDeep(body, 0)) throw new ServiceError('invalid_request', `body: nested deeper than ${MAX_NESTING} levels`);
   return body;
 }
 
 // Validators recurse; a hostile 100,000-deep document must be refused before it reaches them.
 const MAX_NESTING = 32;
 
-function nestingDepth(root: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[root, 0]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop()!;
-    if (value === null || typeof value !== 'object') continue;
-    deepest = Math.max(deepest, depth + 1);
-    if (deepest > MAX_NESTING) return deepest;
-    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+// Recursion is safe here: it stops at MAX_NESTING + 1 levels. Primitives cost one type check.
+function nestedTooDeep(value: unknown, depth: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (depth >= MAX_NESTING) return true;
+  if (Array.isArray(value)) {
+    for (const child of value) if (typeof child === 'object' && nestedTooDeep(child, depth + 1)) return true;
+    return false;
   }
-  return deepest;
+  for (const key of Object.keys(value)) if (nestedTooDeep((value as Record<string, unknown>)[key], depth + 1)) return true;
+  return false;
 }

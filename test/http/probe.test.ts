@@ -1,7 +1,8 @@
 // The probe: hostile shapes sent to a running server (its own process, the full gated stack over
 // the fake binding) while a second client asks for `GET /` and a small decision every 100 ms.
-// Every hostile request must end in a 4xx envelope, the process must live, and the worst gap of
-// `GET /` must stay under WORST_GAP_MS (README "Limits").
+// Every hostile request must end in a 4xx envelope, the process must live, and the worst `GET /`
+// while they run may exceed the worst of a quiet period just before by at most WORST_GAP_MS
+// (README "Limits"): on a machine shared with other work the quiet figure is far from zero.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -59,12 +60,20 @@ t.test('hostile shapes never end the process nor stall GET /', async (t) => {
     statuses.push(res.status);
   };
   let watching = true;
-  const watcher = (async () => {
+  const watch = async () => {
     while (watching) {
       await Promise.all([timed('/', {}, gaps), timed(`${api}/yes-no`, { method: 'POST', body: '{"text":"a","statement":"b"}' }, decisions)]);
       await new Promise((r) => setTimeout(r, 100));
     }
-  })();
+  };
+  let watcher = watch();
+  await new Promise((r) => setTimeout(r, 2000));
+  watching = false;
+  await watcher;
+  const quiet = Math.max(...gaps);
+  gaps.length = 0;
+  watching = true;
+  watcher = watch();
 
   for (const [route, body, what] of HOSTILE) {
     const started = performance.now();
@@ -84,6 +93,6 @@ t.test('hostile shapes never end the process nor stall GET /', async (t) => {
   t.equal(root.status, 200, 'and answers');
   t.ok(statuses.every((s) => s === 200), 'every watcher request answered 200');
   const worst = Math.max(...gaps);
-  t.ok(worst <= WORST_GAP_MS, `worst GET / while hostile requests ran: ${worst.toFixed(1)} ms (limit ${WORST_GAP_MS}), ${gaps.length} samples`);
+  t.ok(worst - quiet <= WORST_GAP_MS, `worst GET / while hostile requests ran: ${worst.toFixed(1)} ms, quiet before: ${quiet.toFixed(1)} ms (may add ${WORST_GAP_MS}), ${gaps.length} samples`);
   t.comment(`small decision (fake model, 20 ms a job): worst ${Math.max(...decisions).toFixed(1)} ms`);
 });
