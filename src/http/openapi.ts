@@ -1,5 +1,10 @@
 // /openapi.json, generated from the same TypeBox schemas the routes validate with.
-import { ErrorBody } from '../api/common.js';
+import { ErrorBody, MAX_DECISIONS } from '../api/common.js';
+import { MAX_ENUM, MAX_FIELDS, MAX_PROPERTIES, MAX_SCHEMA_DEPTH } from '../decisions/schema-fields.js';
+import { MAX_TREE_DEPTH } from '../api/classify-tree.js';
+import { MAX_LABELS } from '../api/classify.js';
+import { REQUEST_CONTEXTS } from '../engine/engine.js';
+import { DEFAULTS } from '../config.js';
 import { CAPABILITIES, CAPABILITY_PREFIX, Model, ModelList } from '../api/capabilities.js';
 import { ChatCompletionRequest, ChatCompletionResponse } from '../api/chat.js';
 import { Type } from '@sinclair/typebox';
@@ -31,7 +36,18 @@ const RETRY = {
   'x-should-retry': { description: 'true when retrying may succeed (OpenAI SDKs obey it)', schema: { type: 'string', enum: ['true', 'false'] } },
 };
 
-export function openapiDocument(version: string, access: AccessPolicy = { keys: false, rateLimit: false }): Json {
+/** Limits checked before any model work; a request over one gets 400 invalid_request naming it. */
+export function limits(requestTokens: number): string {
+  return (
+    `Limits: texts x statements (yes-no) or texts x questions (answer) at most ${MAX_DECISIONS} decisions; ` +
+    `labels, entity types and tree labels per level at most ${MAX_LABELS}, trees at most ${MAX_TREE_DEPTH} levels; ` +
+    `extract and chat schemas at most ${MAX_FIELDS} fields, ${MAX_PROPERTIES} properties, ${MAX_ENUM} values per enum, objects ${MAX_SCHEMA_DEPTH} deep; ` +
+    `one request has the model read at most ${requestTokens} tokens in all (texts as read, statements, labels, options), ` +
+    'its time bound at the machine\'s prefill rate (see the README, "Limits").'
+  );
+}
+
+export function openapiDocument(version: string, access: AccessPolicy = { keys: false, rateLimit: false }, requestTokens = REQUEST_CONTEXTS * DEFAULTS.contextSize): Json {
   const components: Record<string, Json> = {};
   const hoist = (schema: unknown) => refs(JSON.parse(JSON.stringify(schema)), components);
   const error = (description: string, headers: Json = {}) => ({ description, headers: { ...RETRY, ...headers }, content: { 'application/json': { schema: hoist(ErrorBody) } } });
@@ -51,7 +67,7 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
             },
             content: { 'application/json': { schema: hoist(c.response) } },
           },
-          400: error('invalid_request (or invalid_schema for extract)'),
+          400: error('invalid_request (or invalid_schema for extract); a request over a limit of info.description, named in the message'),
           413: error('payload_too_large'),
           502: error('runner_error: inference failed twice; retry with backoff (x-should-retry: true)'),
           529: error('overloaded: all inference slots busy; retry with exponential backoff and jitter, at most three attempts; lower concurrency when frequent (x-should-retry: true)'),
@@ -116,7 +132,7 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
   for (const [path, item] of Object.entries(paths)) if (path.startsWith('/v1/')) for (const op of Object.values(item as Json)) guarded(op as Json, access, error);
   return {
     openapi: '3.1.1',
-    info: { title: 'decision-machine-1', version: '1.0.0', description: `Typed decisions over text and speech. Service build ${version}.${access.keys ? '' : ' Key checking is off on this deployment: the bearer key is optional.'}` },
+    info: { title: 'decision-machine-1', version: '1.0.0', description: `Typed decisions over text and speech. Service build ${version}.${access.keys ? '' : ' Key checking is off on this deployment: the bearer key is optional.'} ${limits(requestTokens)}` },
     // Public routes override this with `security: []`. Off, the empty requirement makes the key optional.
     security: access.keys ? [{ bearerAuth: [] }] : [{}, { bearerAuth: [] }],
     paths,

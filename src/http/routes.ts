@@ -73,7 +73,7 @@ const MODEL = Object.freeze({ id: MODEL_ID, object: 'model', created: Date.UTC(2
  */
 export function routes(service: Service, gate: Gate = new Gate()): Route[] {
   const run = runners(service);
-  const openapi = JSON.stringify(openapiDocument(service.version, { keys: gate.checksKeys, rateLimit: gate.limitsRate, audio: service.transcription !== undefined }));
+  const openapi = JSON.stringify(openapiDocument(service.version, { keys: gate.checksKeys, rateLimit: gate.limitsRate, audio: service.transcription !== undefined }, service.engine.requestTokens));
   const metrics = gate.options.metrics;
   const all: Route[] = [
     { method: 'get', path: '/', handler: async () => ({ status: 200, body: describe(service, gate) }) },
