@@ -60,7 +60,7 @@ export class Gate {
             ? `this request counts ${cost} requests (one per item of texts, statements or questions), more than the limit of ${verdict.limit} per minute: split it`
             : `rate limit of ${verdict.limit} requests per minute reached (this request counts ${cost}); retry after ${verdict.resetSeconds} s`;
         const retry: Record<string, string> = cost > verdict.limit ? { 'x-should-retry': 'false' } : { 'retry-after': String(verdict.resetSeconds) };
-        throw new ServiceError('rate_limited', message, { ...limitHeaders, ...retry });
+        throw new ServiceError('rate_limit_exceeded', message, { ...limitHeaders, ...retry });
       }
     }
 

@@ -139,7 +139,7 @@ function guarded(op: Json, access: AccessPolicy, error: (description: string, he
       'x-ratelimit-remaining-requests': { description: 'requests left in this minute', schema: { type: 'integer' } },
       'x-ratelimit-reset-requests': { description: 'time until the minute window resets, e.g. `17s`', schema: { type: 'string' } },
     };
-    responses[429] = error('rate_limited: the key used its requests for this minute (each item of texts, statements or questions counts one)', {
+    responses[429] = error('rate_limit_exceeded: the key used its requests for this minute (each item of texts, statements or questions counts one)', {
       'retry-after': { description: 'seconds until the window resets', schema: { type: 'integer' } },
     });
   }
