@@ -3,12 +3,15 @@
 // statements are; every branch is scored on the option likelihoods classify and rate use. A
 // question's branch and options depend only on that question, so an answer does not change with
 // the other questions of the request or their order (the options of one job are the union of
-// every question's, and each answer reads only its own).
-import type { ScoreResult } from '../binding.js';
-import type { Engine } from '../engine/engine.js';
+// every question's, and each answer reads only its own). Choice scores are calibrated as classify's
+// are (label-priors.ts): each choice question's options are also scored after a content-free
+// text, once per question (cached), and that prior is divided out.
+import type { ScoreJob, ScoreResult } from '../binding.js';
+import type { Engine, Round } from '../engine/engine.js';
 import type { Content, Question } from '../api/systemone.js';
 import { charsOf, type Billed } from './billing.js';
 import { argmax, normalise } from './distribution.js';
+import { calibrated, CONTENT_FREE_TEXT } from './label-priors.js';
 import { Prompt } from './prompt.js';
 import { Reader } from './windows.js';
 
@@ -35,7 +38,10 @@ interface Asked {
   options: Int32Array[];
 }
 
+const CACHED_PRIORS = 1024;
+
 export class SystemOne {
+  private readonly priors = new Map<string, Promise<number[]>>();
   private readonly prompt: Prompt;
   private readonly reader: Reader;
   private readonly yesNo: Int32Array[];
@@ -67,13 +73,44 @@ export class SystemOne {
       branches: asked.map((a) => a.branch),
       options,
     }));
-    const scored = await this.engine.score(jobs, signal);
-    const body = scored.map((r) => Object.fromEntries(asked.map((a, b) => [a.id, answer(a.question, row(r, b, options.length, picks[b]!))])));
+    const [scored, priors] = await this.engine.session((run) => Promise.all([run.score(jobs), Promise.all(this.priorsOf(asked, run))]), signal);
+    const body = scored.map((r) =>
+      Object.fromEntries(asked.map((a, b) => [a.id, answer(a.question, priors[b] ? calibrated(row(r, b, options.length, picks[b]!), priors[b]!) : row(r, b, options.length, picks[b]!))])),
+    );
     return {
       body,
       inputChars: charsOf(texts) + asked.reduce((n, a) => n + render(a.question.instructions ?? '').length + criteriaChars(a.question), 0) * states.length,
       inputTokens: scored.reduce((n, r) => n + r.promptTokens, 0),
     };
+  }
+
+  /** Per question, its options' log-probabilities after a content-free text (choice questions only). */
+  private priorsOf(asked: Asked[], run: Round): (Promise<number[]> | undefined)[] {
+    const missing: { key: string; a: Asked }[] = [];
+    const found = new Map<string, Promise<number[]>>();
+    const keys = asked.map((a) => {
+      if (a.question.type !== 'choice') return undefined;
+      const key = `${a.branch.join(',')}|${a.options.map((o) => o.join(',')).join(';')}`;
+      const cached = this.priors.get(key);
+      if (cached) found.set(key, cached);
+      else if (!missing.some((m) => m.key === key)) missing.push({ key, a });
+      return key;
+    });
+    // One job scores every missing prior: each branch reads its own options only.
+    if (missing.length > 0) {
+      const options = [...new Map(missing.flatMap(({ a }) => a.options.map((o) => [o.join(','), o] as const))).values()];
+      const index = new Map(options.map((o, i) => [o.join(','), i]));
+      const job: ScoreJob = { prefix: this.prompt.prefix(`Text: ${CONTENT_FREE_TEXT}\n\n`), branches: missing.map(({ a }) => a.branch), options };
+      const scored = run.score([job]).then(([r]) => r!);
+      missing.forEach(({ key, a }, b) => {
+        const prior = scored.then((r) => row(r, b, options.length, a.options.map((o) => index.get(o.join(','))!)));
+        prior.catch(() => this.priors.delete(key)); // a cancelled or failed prior is computed again next time
+        this.priors.set(key, prior);
+        found.set(key, prior);
+        if (this.priors.size > CACHED_PRIORS) this.priors.delete(this.priors.keys().next().value!);
+      });
+    }
+    return keys.map((key) => (key === undefined ? undefined : found.get(key)));
   }
 
   private ask(id: string, q: Question): Asked {
