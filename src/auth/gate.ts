@@ -20,8 +20,11 @@ export interface GateOptions {
   log?: Logger;
 }
 
-/** Lists whose every item counts as one request against the limit (validation caps each at 32). */
-const COUNTED_LISTS = ['texts', 'statements', 'questions'] as const;
+/**
+ * Lists whose every item counts as one request against the limit (validation caps each at 32);
+ * System One's `questions` is an object: each question counts, as each statement does.
+ */
+const COUNTED_LISTS = ['texts', 'statements', 'questions', 'states'] as const;
 const MAX_ITEMS = 32;
 
 export class Gate {
@@ -57,7 +60,7 @@ export class Gate {
       if (!verdict.allowed) {
         const message =
           cost > verdict.limit
-            ? `this request counts ${cost} requests (one per item of texts, statements or questions), more than the limit of ${verdict.limit} per minute: split it`
+            ? `this request counts ${cost} requests (one per item of texts, statements, questions or states), more than the limit of ${verdict.limit} per minute: split it`
             : `rate limit of ${verdict.limit} requests per minute reached (this request counts ${cost}); retry after ${verdict.resetSeconds} s`;
         const retry: Record<string, string> = cost > verdict.limit ? { 'x-should-retry': 'false' } : { 'retry-after': String(verdict.resetSeconds) };
         throw new ServiceError('rate_limit_exceeded', message, { ...limitHeaders, ...retry });
@@ -77,7 +80,7 @@ export class Gate {
   }
 }
 
-/** Requests this call counts against the limit: one per item of texts/statements/questions, at least one. */
+/** Requests this call counts against the limit: one per item of texts/statements/questions/states, at least one. */
 export function requestCost(req: ApiRequest): number {
   // Only JSON objects carry lists (audio and other raw bodies are one request each).
   if (req.body.toString('latin1', 0, 64).trimStart()[0] !== '{') return 1;
@@ -92,6 +95,7 @@ export function requestCost(req: ApiRequest): number {
   for (const name of COUNTED_LISTS) {
     const list = (body as Record<string, unknown>)[name];
     if (Array.isArray(list)) items += Math.min(list.length, MAX_ITEMS);
+    else if (name === 'questions' && list !== null && typeof list === 'object') items += Math.min(Object.keys(list).length, MAX_ITEMS);
   }
   return Math.max(1, items);
 }
