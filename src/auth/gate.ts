@@ -7,13 +7,15 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { PUBLIC, type KeyChecker, type Principal } from './checker.js';
-import type { Limiter } from './limiter.js';
+import type { Limiter, TokenMeter } from './limiter.js';
 
 export interface GateOptions {
   /** Checks bearer keys; absent means key checking is off and every caller is PUBLIC. */
   keys?: KeyChecker;
   /** Requests-per-minute per key; only applies with key checking on (limits are per key). */
   limiter?: Limiter;
+  /** Input tokens per minute per key; like the limiter, only with key checking on. */
+  tokens?: TokenMeter;
   /** Where successful calls' input tokens are recorded. */
   ledger?: Pick<Store, 'recordUsage'>;
   metrics?: Metrics;
@@ -38,12 +40,16 @@ export class Gate {
     return this.checksKeys && this.options.limiter !== undefined;
   }
 
+  get limitsTokens(): boolean {
+    return this.checksKeys && this.options.tokens !== undefined;
+  }
+
   guard(route: Route): Route {
     return { ...route, handler: (req) => this.pass(route, req) };
   }
 
   private async pass(route: Route, req: ApiRequest): Promise<ApiReply> {
-    const { keys, limiter, ledger, metrics, log } = this.options;
+    const { keys, limiter, tokens: meter, ledger, metrics, log } = this.options;
     const principal: Principal = keys ? await keys.check(req.headers.authorization) : PUBLIC;
     req.log.key = principal.keyId;
     req.log.org = principal.organization;
@@ -67,8 +73,20 @@ export class Gate {
       }
     }
 
+    if (keys && meter) {
+      const window = meter.state(principal.keyId);
+      if (window.remaining === 0) {
+        const message = `token limit of ${window.limit} input tokens per minute reached; retry after ${window.resetSeconds} s`;
+        throw new ServiceError('rate_limit_exceeded', message, { ...limitHeaders, ...tokenHeaders(window), 'retry-after': String(window.resetSeconds) });
+      }
+    }
+
     const reply = await route.handler(req);
     const tokens = Number(reply.headers?.['x-input-tokens']);
+    if (keys && meter) {
+      if (reply.status === 200 && Number.isInteger(tokens)) meter.spend(principal.keyId, tokens);
+      limitHeaders = { ...limitHeaders, ...tokenHeaders(meter.state(principal.keyId)) };
+    }
     if (reply.status === 200 && Number.isInteger(tokens)) {
       metrics?.billed(route.path, tokens);
       const entry = { requestId: req.id, keyId: principal.keyId, organization: principal.organization, mode: principal.mode, route: route.path, inputTokens: tokens, at: new Date().toISOString() };
@@ -78,6 +96,14 @@ export class Gate {
     }
     return Object.keys(limitHeaders).length === 0 ? reply : { ...reply, headers: { ...reply.headers, ...limitHeaders } };
   }
+}
+
+function tokenHeaders(window: { limit: number; remaining: number; resetSeconds: number }): Record<string, string> {
+  return {
+    'x-ratelimit-limit-tokens': String(window.limit),
+    'x-ratelimit-remaining-tokens': String(window.remaining),
+    'x-ratelimit-reset-tokens': `${window.resetSeconds}s`,
+  };
 }
 
 /** Requests this call counts against the limit: one per item of texts/statements/questions/states, at least one. */
