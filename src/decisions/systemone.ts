@@ -22,9 +22,12 @@ export type SystemOneAnswer =
 
 export type Answers = Record<string, SystemOneAnswer>;
 
+// The rules live here, in the part of the prompt every request shares (cached), so the branches
+// (what each question costs after the state) stay short.
 const SYSTEM =
-  'You answer questions about a text. Reply with exactly what the question asks for: Yes or No, ' +
-  'one option name exactly as written, or the number of a level. Nothing else.';
+  'You answer questions about a text. A statement or yes/no question: reply Yes if the text says or ' +
+  'clearly implies it, otherwise No. A choice: reply with the best option name exactly as written. ' +
+  'A scale: reply with the number of the level that fits best. Reply with that alone, nothing else.';
 
 // Case variants of each answer share its probability mass (as in yes-no).
 const YES = ['Yes', 'yes'];
@@ -116,10 +119,10 @@ export class SystemOne {
   private ask(id: string, q: Question): Asked {
     const instructions = q.instructions == null ? undefined : render(q.instructions);
     if (q.type === 'noul') {
-      const lines = [instructions === undefined ? 'Is this true of the text?' : instructions.trimEnd().endsWith('?') ? `Question: ${instructions}` : `Statement: ${instructions}\nIs the statement true of the text?`];
+      const lines = [instructions === undefined ? 'Question: is this true of the text?' : instructions.trimEnd().endsWith('?') ? `Question: ${instructions}` : `Statement: ${instructions}`];
       if (q.criteria?.true != null) lines.push(`Yes when: ${render(q.criteria.true)}`);
       if (q.criteria?.false != null) lines.push(`No when: ${render(q.criteria.false)}`);
-      lines.push('Answer Yes if the text says or clearly implies it, otherwise No. Reply Yes or No.');
+      lines.push('Yes or No?');
       return { id, question: q, branch: this.prompt.branch(lines.join('\n')), options: this.yesNo };
     }
     if (q.type === 'choice') {
@@ -130,7 +133,7 @@ export class SystemOne {
     }
     const top = q.criteria.length - 1;
     const levels = q.criteria.map((l, i) => `${i}: ${render(l)}`).join('\n');
-    const text = `Question: ${instructions ?? 'Which level fits the text?'}\nScale from 0 (lowest) to ${top} (highest):\n${levels}\n\nReply with the number of the level that fits best.`;
+    const text = `Question: ${instructions ?? 'Which level fits the text?'}\nScale from 0 (lowest) to ${top} (highest):\n${levels}\n\nThe level:`;
     return { id, question: q, branch: this.prompt.branch(text), options: this.digits.slice(0, q.criteria.length) };
   }
 }
