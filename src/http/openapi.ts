@@ -143,7 +143,11 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
       },
     };
   }
-  paths['/v1/models'] = { get: { operationId: 'listModels', responses: { 200: { description: 'the one model', content: { 'application/json': { schema: hoist(ModelList) } } } } } };
+  const Models = Type.Object({
+    ...ModelList.properties,
+    models: Type.Array(Type.Object({ name: Type.String(), description: Type.String(), release_date: Type.String() }), { description: 'the names System One clients may send as `model`' }),
+  });
+  paths['/v1/models'] = { get: { operationId: 'listModels', responses: { 200: { description: 'the one model: `data` for OpenAI clients, `models` for System One clients', content: { 'application/json': { schema: hoist(Models) } } } } } };
   paths['/v1/models/{id}'] = {
     get: {
       operationId: 'retrieveModel',
