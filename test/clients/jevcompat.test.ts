@@ -22,7 +22,7 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 t.test('jevcompat test: conformant, MUST 33/33, SHOULD >= 14/15, the SDK drop-in included', async (t) => {
   const key = await server.key('jevcompat');
-  const out = await run(jevcompat, ['test', server.url, '--key', key, '--timeout', '600', '--json', join(dir, 'report.json')], { NO_COLOR: '1' });
+  const out = await run(jevcompat, ['test', server.url, '--key', key, '--timeout', '600', '--json', join(dir, 'report.json')], { NO_COLOR: '1' }, 3_600_000);
   const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as Report;
   const { verdict, MUST, SHOULD } = report.summary;
   for (const r of report.results) if (r.status !== 'pass') t.comment(`${r.level} ${r.id}: ${r.status} ${r.findings.map((f) => f.message).join(' | ') || r.reason}`);
