@@ -54,6 +54,15 @@ export class Gate {
     req.log.key = principal.keyId;
     req.log.org = principal.organization;
 
+    // A spent token window refuses before the request limit counts the call.
+    if (keys && meter) {
+      const window = meter.state(principal.keyId);
+      if (window.remaining === 0) {
+        const message = `token limit of ${window.limit} input tokens per minute reached; retry after ${window.resetSeconds} s`;
+        throw new ServiceError('rate_limit_exceeded', message, { ...tokenHeaders(window), 'retry-after': String(window.resetSeconds) });
+      }
+    }
+
     let limitHeaders: Record<string, string> = {};
     if (keys && limiter) {
       const cost = requestCost(req);
@@ -70,14 +79,6 @@ export class Gate {
             : `rate limit of ${verdict.limit} requests per minute reached (this request counts ${cost}); retry after ${verdict.resetSeconds} s`;
         const retry: Record<string, string> = cost > verdict.limit ? { 'x-should-retry': 'false' } : { 'retry-after': String(verdict.resetSeconds) };
         throw new ServiceError('rate_limit_exceeded', message, { ...limitHeaders, ...retry });
-      }
-    }
-
-    if (keys && meter) {
-      const window = meter.state(principal.keyId);
-      if (window.remaining === 0) {
-        const message = `token limit of ${window.limit} input tokens per minute reached; retry after ${window.resetSeconds} s`;
-        throw new ServiceError('rate_limit_exceeded', message, { ...limitHeaders, ...tokenHeaders(window), 'retry-after': String(window.resetSeconds) });
       }
     }
 
