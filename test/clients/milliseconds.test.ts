@@ -5,6 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { pythonClients, run } from '../helpers/python-clients.js';
 import { startModelServer } from './server.js';
 
+// The real model answers every request: longer than the suite's 600 s default on a busy machine.
+t.setTimeout(1_200_000);
+
 const { python } = pythonClients();
 const server = await startModelServer({ rateLimit: 60 });
 t.teardown(server.close);
