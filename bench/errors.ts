@@ -32,7 +32,7 @@ interface Target {
   connections: number;
 }
 
-const CLASSES = ['400 invalid_request', '401 missing_api_key', '401 invalid_api_key', '404 unrouted', '413 payload_too_large', '429 rate_limited', '529 overloaded'] as const;
+const CLASSES = ['400 invalid_request', '401 missing_api_key', '401 invalid_api_key', '404 unrouted', '413 payload_too_large', '429 rate_limit_exceeded', '529 overloaded'] as const;
 
 if (isMainThread) await main();
 else await load(workerData as Target);
@@ -151,7 +151,7 @@ async function load(target: Target): Promise<void> {
     '401 invalid_api_key': req(yesNo, '{"text": "a"}', 'prod_sk-acme-000000000000000000000000000000000000'),
     '404 unrouted': Buffer.from(`GET /v1/nothing HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${target.key}\r\n\r\n`),
     '413 payload_too_large': req(yesNo, JSON.stringify({ text: 'x'.repeat(70 * 1024) }), target.key),
-    '429 rate_limited': req(yesNo, JSON.stringify({ texts: Array(33).fill('a'), statement: 's' }), target.limitedKey),
+    '429 rate_limit_exceeded': req(yesNo, JSON.stringify({ texts: Array(33).fill('a'), statement: 's' }), target.limitedKey),
     '529 overloaded': req(yesNo, '{"text": "a", "statement": "b"}', target.key),
   };
   const times: Record<string, number[]> = {};

@@ -24,6 +24,7 @@ export const ConfigSchema = Type.Object({
   databaseUrl: Type.String({ minLength: 1, description: 'keys and usage: a SQLite file path, or postgres://...' }),
   redisUrl: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'rate counters and revocation fan-out shared by replicas' })),
   rateLimit: Int(0, 1_000_000, 'requests per minute per key (each item of texts/statements/questions counts); 0 = none'),
+  tokenLimit: Int(0, 1_000_000_000, 'input tokens per minute per key, counted after each answer, per replica; 0 = none'),
   keyCacheSeconds: Int(0, 60, 'how long a key verdict is cached (a revoked key works at most this long)'),
 });
 
@@ -45,6 +46,7 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   auth: 'off',
   databaseUrl: join(process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'decision-machine-1', 'service.db'),
   rateLimit: 300,
+  tokenLimit: 1_000_000,
   keyCacheSeconds: 60,
 });
 
@@ -66,6 +68,7 @@ export const ENV = Object.freeze({
   DM_DATABASE_URL: 'databaseUrl',
   DM_REDIS_URL: 'redisUrl',
   DM_RATE_LIMIT: 'rateLimit',
+  DM_TOKEN_LIMIT: 'tokenLimit',
   DM_KEY_CACHE_SECONDS: 'keyCacheSeconds',
 } as const satisfies Record<string, keyof Config>);
 

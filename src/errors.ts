@@ -8,7 +8,7 @@ export const ERROR_STATUS = Object.freeze({
   model_not_found: 404,
   payload_too_large: 413,
   unsupported_media_type: 415,
-  rate_limited: 429,
+  rate_limit_exceeded: 429,
   internal_error: 500,
   runner_error: 502,
   overloaded: 529,
@@ -22,7 +22,7 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
  * attempts"). Busy slots and a twice-failed inference are transient; a rate limit is retried
  * after its Retry-After; everything else fails the same way again.
  */
-const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['overloaded', 'runner_error', 'rate_limited']);
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['overloaded', 'runner_error', 'rate_limit_exceeded']);
 
 /** An error meant for the client: serialised as `{ error: { code, message } }` with its status. */
 export class ServiceError extends Error {

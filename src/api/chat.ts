@@ -1,5 +1,7 @@
 // The chat-completions facade's request and response schemas (unknown fields are accepted).
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import { ServiceError } from '../errors.js';
+import { IMAGES_UNSUPPORTED } from './systemone.js';
 
 const Role = Type.Union(['system', 'user', 'assistant', 'tool', 'developer'].map((r) => Type.Literal(r)));
 
@@ -78,3 +80,15 @@ export const ChatCompletionResponse = Type.Object(
   },
   { $id: 'ChatCompletionResponse' },
 );
+
+/** Content parts this deployment cannot read: any image, named as OpenAI's clients send it. */
+const IMAGE_PARTS = new Set(['image_url', 'input_image', 'image']);
+
+/** Throws a 400 naming the message when a request carries an image. */
+export function refuseImages(request: Static<typeof ChatCompletionRequest>): void {
+  request.messages.forEach((m, i) => {
+    if (!Array.isArray(m.content)) return;
+    const j = m.content.findIndex((part) => IMAGE_PARTS.has(part.type));
+    if (j >= 0) throw new ServiceError('invalid_request', `messages.${i}.content.${j}: ${IMAGES_UNSUPPORTED}`);
+  });
+}

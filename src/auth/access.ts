@@ -8,7 +8,7 @@ import { connectRedis, RedisLimiter, subscribeRevocations } from '../store/redis
 import { openStore, type Store } from '../store/store.js';
 import { KeyChecker } from './checker.js';
 import { Gate } from './gate.js';
-import { MemoryLimiter, type Limiter } from './limiter.js';
+import { MemoryLimiter, TokenMeter, type Limiter } from './limiter.js';
 
 export interface Access {
   gate: Gate;
@@ -24,6 +24,7 @@ export async function openAccess(config: Config, stats: () => EngineStats, log: 
   const metrics = new Metrics(stats);
   let keys: KeyChecker | undefined;
   let limiter: Limiter | undefined;
+  let tokens: TokenMeter | undefined;
   let subscriber: { disconnect(): void } | undefined;
   if (config.auth === 'on') {
     const checker = new KeyChecker(store, config.keyCacheSeconds * 1000);
@@ -31,8 +32,9 @@ export async function openAccess(config: Config, stats: () => EngineStats, log: 
     if (config.redisUrl) subscriber = await subscribeRevocations(config.redisUrl, (id) => checker.forget(id), redisError);
     const outage = (err: Error) => log.error('rate limits counted per replica until Redis answers again', { error: err.message });
     if (config.rateLimit > 0) limiter = redis ? new RedisLimiter(redis, config.rateLimit, outage) : new MemoryLimiter(config.rateLimit);
+    if (config.tokenLimit > 0) tokens = new TokenMeter(config.tokenLimit);
   }
-  const gate = new Gate({ keys, limiter, ledger: store, metrics, log });
+  const gate = new Gate({ keys, limiter, tokens, ledger: store, metrics, log });
   return {
     gate,
     metrics,

@@ -39,3 +39,35 @@ export class MemoryLimiter implements Limiter {
     return { allowed, limit: this.limit, remaining: this.limit - (allowed ? used + cost : used), resetSeconds };
   }
 }
+
+/**
+ * Input tokens per minute per key, counted after each answer (the count is known only then), in
+ * this process: a request is admitted while its key's window is under the limit, so the last
+ * one admitted may pass it. The hosted service's SDK reads the window from x-ratelimit-*-tokens.
+ */
+export class TokenMeter {
+  private window = -1;
+  private used = new Map<string, number>();
+
+  constructor(
+    readonly limit: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The key's window: tokens left (0 when spent) and seconds until it resets. */
+  state(keyId: string): { limit: number; remaining: number; resetSeconds: number } {
+    const now = this.now();
+    const window = Math.floor(now / WINDOW_MS);
+    if (window !== this.window) {
+      this.window = window;
+      this.used.clear();
+    }
+    const resetSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
+    return { limit: this.limit, remaining: Math.max(0, this.limit - (this.used.get(keyId) ?? 0)), resetSeconds };
+  }
+
+  spend(keyId: string, tokens: number): void {
+    this.state(keyId); // rolls the window over first
+    this.used.set(keyId, (this.used.get(keyId) ?? 0) + tokens);
+  }
+}

@@ -68,8 +68,9 @@ function walkObject(schema: Schema, path: string[], out: Field[], seen: { proper
       if (items.type === 'string' && items.enum === undefined) out.push({ path: at, kind: 'strings', hint, required: must });
       else if (items.type === 'object') out.push({ path: at, kind: 'objects', hint, required: must });
       else refuse(at, 'type', 'arrays may hold strings or objects', '.items');
-    } else if (prop.type === 'string' || prop.type === 'number' || prop.type === 'integer' || prop.type === 'boolean') {
-      out.push({ path: at, kind: prop.type, hint, required: must });
+    } else if (prop.type === undefined || prop.type === 'string' || prop.type === 'number' || prop.type === 'integer' || prop.type === 'boolean') {
+      // A property with only a description is read as a string, as the hosted service reads it.
+      out.push({ path: at, kind: prop.type ?? 'string', hint, required: must });
     } else {
       refuse(at, 'type', `type ${JSON.stringify(prop.type)} is not supported (string, number, integer, boolean, enum, array, object)`);
     }

@@ -7,6 +7,7 @@ import { REQUEST_CONTEXTS } from '../engine/engine.js';
 import { DEFAULTS } from '../config.js';
 import { CAPABILITIES, CAPABILITY_PREFIX, Model, ModelList } from '../api/capabilities.js';
 import { ChatCompletionRequest, ChatCompletionResponse } from '../api/chat.js';
+import { SYSTEM_ONE_BATCH_PATH, SYSTEM_ONE_PATH, SystemOneBatchRequest, SystemOneBatchResponse, SystemOneErrorBody, SystemOneRequest, SystemOneResponse, ValidationErrorBody } from '../api/systemone.js';
 import { Type } from '@sinclair/typebox';
 
 type Json = Record<string, unknown>;
@@ -15,6 +16,8 @@ type Json = Record<string, unknown>;
 export interface AccessPolicy {
   keys: boolean;
   rateLimit: boolean;
+  /** Input tokens per minute per key (x-ratelimit-*-tokens). */
+  tokenLimit?: boolean;
   /** POST /v1/audio/transcribe is served (a whisper model is loaded). */
   audio?: boolean;
 }
@@ -31,6 +34,11 @@ const TranscriptionResponse = Type.Object(
   },
   { $id: 'TranscriptionResponse' },
 );
+
+const INFERENCE_MS = { 'x-inference-ms': { description: "the decision's time on the server, ms (waiting for a slot included)", schema: { type: 'integer' } } };
+
+const LIMITED = 'rate_limit_exceeded: the key used its requests (each item of texts, statements, questions or states counts one) or its input tokens for this minute';
+const RETRY_AFTER = { 'retry-after': { description: 'seconds until the window resets', schema: { type: 'integer' } } };
 
 const RETRY = {
   'x-should-retry': { description: 'true when retrying may succeed (OpenAI SDKs obey it)', schema: { type: 'string', enum: ['true', 'false'] } },
@@ -64,6 +72,7 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
             headers: {
               'x-input-chars': { description: 'input characters', schema: { type: 'integer' } },
               'x-input-tokens': { description: 'input tokens billed for this call', schema: { type: 'integer' } },
+              ...INFERENCE_MS,
             },
             content: { 'application/json': { schema: hoist(c.response) } },
           },
@@ -93,6 +102,38 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
       },
     },
   };
+  // System One: validation failures are 422 `detail[]`; other errors `detail{}`; both keep `error`.
+  const wire = (description: string, schema: unknown = SystemOneErrorBody, headers: Json = {}) => ({ description, headers: { ...RETRY, ...headers }, content: { 'application/json': { schema: hoist(schema) } } });
+  for (const [path, request, response, operationId, summary] of [
+    [SYSTEM_ONE_PATH, SystemOneRequest, SystemOneResponse, 'systemOne', 'System One: named noul, choice and score questions about one state, answered over one reading of it'],
+    [SYSTEM_ONE_BATCH_PATH, SystemOneBatchRequest, SystemOneBatchResponse, 'systemOneBatch', 'System One over several states: one result per state, in order'],
+  ] as const) {
+    paths[path] = {
+      post: {
+        operationId,
+        summary,
+        requestBody: { required: true, content: { 'application/json': { schema: hoist(request) } } },
+        responses: {
+          200: {
+            description: 'the answers, per question id',
+            headers: {
+              'x-input-chars': { description: 'input characters', schema: { type: 'integer' } },
+              'x-input-tokens': { description: 'input tokens billed (usage.input_tokens)', schema: { type: 'integer' } },
+              ...INFERENCE_MS,
+            },
+            content: { 'application/json': { schema: hoist(response) } },
+          },
+          404: wire('model_not_found: a model other than "jev-latest" or "decision-machine-1"'),
+          413: error('payload_too_large'),
+          422: wire('a bad request (invalid JSON, a field out of its bounds, an image): FastAPI-style detail[] locating the field', ValidationErrorBody),
+          502: wire('runner_error: inference failed twice; retry with backoff'),
+          529: wire('overloaded: all inference slots busy; retry with backoff'),
+          ...(access.keys ? { 401: wire('authentication_error: missing_api_key or invalid_api_key') } : {}),
+          ...(access.rateLimit || access.tokenLimit ? { 429: wire(LIMITED, SystemOneErrorBody, RETRY_AFTER) } : {}),
+        },
+      },
+    };
+  }
   if (access.audio) {
     paths['/v1/audio/transcribe'] = {
       post: {
@@ -118,7 +159,11 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
       },
     };
   }
-  paths['/v1/models'] = { get: { operationId: 'listModels', responses: { 200: { description: 'the one model', content: { 'application/json': { schema: hoist(ModelList) } } } } } };
+  const Models = Type.Object({
+    ...ModelList.properties,
+    models: Type.Array(Type.Object({ name: Type.String(), description: Type.String(), release_date: Type.String() }), { description: 'the names System One clients may send as `model`' }),
+  });
+  paths['/v1/models'] = { get: { operationId: 'listModels', responses: { 200: { description: 'the one model: `data` for OpenAI clients, `models` for System One clients', content: { 'application/json': { schema: hoist(Models) } } } } } };
   paths['/v1/models/{id}'] = {
     get: {
       operationId: 'retrieveModel',
@@ -146,19 +191,26 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
 // The responses the gate adds to every /v1 operation, when this deployment enforces them.
 function guarded(op: Json, access: AccessPolicy, error: (description: string, headers?: Json) => Json): void {
   const responses = op.responses as Json;
-  if (access.keys) responses[401] = error('missing_api_key (no bearer header) or invalid_api_key (malformed, unknown or revoked key)');
+  // An operation with its own error shape (System One) documents its 401 and 429 itself.
+  if (access.keys) responses[401] ??= error('missing_api_key (no bearer header) or invalid_api_key (malformed, unknown or revoked key)');
+  const ok = responses[200] as Json;
   if (access.rateLimit) {
-    const ok = responses[200] as Json;
     ok.headers = {
       ...(ok.headers as Json),
       'x-ratelimit-limit-requests': { description: "the key's requests per minute", schema: { type: 'integer' } },
       'x-ratelimit-remaining-requests': { description: 'requests left in this minute', schema: { type: 'integer' } },
       'x-ratelimit-reset-requests': { description: 'time until the minute window resets, e.g. `17s`', schema: { type: 'string' } },
     };
-    responses[429] = error('rate_limited: the key used its requests for this minute (each item of texts, statements or questions counts one)', {
-      'retry-after': { description: 'seconds until the window resets', schema: { type: 'integer' } },
-    });
   }
+  if (access.tokenLimit) {
+    ok.headers = {
+      ...(ok.headers as Json),
+      'x-ratelimit-limit-tokens': { description: "the key's input tokens per minute", schema: { type: 'integer' } },
+      'x-ratelimit-remaining-tokens': { description: 'input tokens left in this minute, after this call', schema: { type: 'integer' } },
+      'x-ratelimit-reset-tokens': { description: 'time until the minute window resets, e.g. `17s`', schema: { type: 'string' } },
+    };
+  }
+  if (access.rateLimit || access.tokenLimit) responses[429] ??= error(LIMITED, RETRY_AFTER);
 }
 
 // Schemas with an $id move to components and are referenced; TypeBox's bare `$ref: "Name"`

@@ -13,7 +13,7 @@ import type { Extract } from '../decisions/extract.js';
 import { streamOf, type Chat } from '../decisions/chat.js';
 import type { Transcription } from '../audio/transcription.js';
 import { audioRoutes } from './audio.js';
-import { ChatCompletionRequest } from '../api/chat.js';
+import { ChatCompletionRequest, refuseImages } from '../api/chat.js';
 import { compile } from '../api/validate.js';
 import { checkDecisions } from '../api/common.js';
 import { CAPABILITIES, CAPABILITY_PREFIX, MODEL_ID, type Capability } from '../api/capabilities.js';
@@ -24,6 +24,9 @@ import { openapiDocument } from './openapi.js';
 import { docsRoutes } from './docs.js';
 import { parseJson } from './json.js';
 import type { Route } from './types.js';
+import { SystemOne } from '../decisions/systemone.js';
+import { isSystemOnePath, systemOneErrors, systemOneRoutes } from './systemone.js';
+import { IMAGES_UNSUPPORTED } from '../api/systemone.js';
 
 export { parseJson };
 
@@ -66,6 +69,8 @@ function runners(s: Service): Record<Capability, Runner> {
 
 // The one model this service lists; `created` is the date the id was first served.
 const MODEL = Object.freeze({ id: MODEL_ID, object: 'model', created: Date.UTC(2026, 10, 22) / 1000, owned_by: 'decision-machine-1' });
+// The same listing for System One clients (`models`: name, description, release_date), beside OpenAI's `data`.
+const SYSTEM_ONE_MODELS = ['jev-latest', MODEL_ID].map((name) => ({ name, description: `${MODEL_ID}: typed decisions over text (noul, choice, score)`, release_date: '2026-11-22' }));
 
 /**
  * Every route. Routes under /v1 (whoever adds them) pass through the gate: key check, rate
@@ -73,14 +78,14 @@ const MODEL = Object.freeze({ id: MODEL_ID, object: 'model', created: Date.UTC(2
  */
 export function routes(service: Service, gate: Gate = new Gate()): Route[] {
   const run = runners(service);
-  const openapi = JSON.stringify(openapiDocument(service.version, { keys: gate.checksKeys, rateLimit: gate.limitsRate, audio: service.transcription !== undefined }, service.engine.requestTokens));
+  const openapi = JSON.stringify(openapiDocument(service.version, { keys: gate.checksKeys, rateLimit: gate.limitsRate, tokenLimit: gate.limitsTokens, audio: service.transcription !== undefined }, service.engine.requestTokens));
   const metrics = gate.options.metrics;
   const all: Route[] = [
     { method: 'get', path: '/', handler: async () => ({ status: 200, body: describe(service, gate) }) },
     { method: 'get', path: '/openapi.json', handler: async () => ({ status: 200, body: openapi, contentType: 'application/json' }) },
     ...docsRoutes(),
     ...(metrics ? [{ method: 'get', path: '/metrics', handler: async () => ({ status: 200, body: await metrics.text(), contentType: metrics.registry.contentType }) } as Route] : []),
-    { method: 'get', path: '/v1/models', handler: async () => ({ status: 200, body: { object: 'list', data: [MODEL] } }) },
+    { method: 'get', path: '/v1/models', handler: async () => ({ status: 200, body: { object: 'list', data: [MODEL], models: SYSTEM_ONE_MODELS } }) },
     {
       method: 'get',
       path: '/v1/models/:id',
@@ -92,9 +97,10 @@ export function routes(service: Service, gate: Gate = new Gate()): Route[] {
     },
     ...(Object.keys(CAPABILITIES) as Capability[]).map((name) => decision(name, run[name], service.engine)),
     chatCompletions(service.chat, service.engine),
+    ...systemOneRoutes(new SystemOne(service.engine)),
     ...(service.transcription ? audioRoutes(service.transcription) : []),
   ];
-  return all.map((route) => (route.path.startsWith('/v1/') ? gate.guard(route) : route));
+  return all.map((route) => (route.path.startsWith('/v1/') ? gate.guard(route) : route)).map((route) => (isSystemOnePath(route.path) ? systemOneErrors(route) : route));
 }
 
 /** POST /v1/chat/completions: the model is checked first, then the body, then the mode. */
@@ -110,6 +116,7 @@ function chatCompletions(chat: Chat, engine: Engine): Route {
         throw notFound(model);
       }
       const request = validate(body);
+      refuseImages(request);
       const completion = await engine.admitted(() => chat.complete(request, req.signal));
       const headers = { 'x-input-tokens': String(completion.usage.prompt_tokens) };
       if (request.stream) return { status: 200, body: streamOf(completion), contentType: 'text/event-stream', headers: { ...headers, 'cache-control': 'no-cache' } };
@@ -154,8 +161,9 @@ function decodePath(segment: string): string {
 }
 
 /**
- * A capability endpoint: JSON in, typed result out, input size in x-input-* headers. A valid
- * request is admitted once, before any model work, for all it runs (see Engine.admitted).
+ * A capability endpoint: JSON in, typed result out, input size in x-input-* headers and the
+ * decision's time on the server (slot wait included) in x-inference-ms. A valid request is
+ * admitted once, before any model work, for all it runs (see Engine.admitted).
  */
 function decision(name: Capability, run: Runner, engine: Engine): Route {
   const validate = compile(CAPABILITIES[name].request);
@@ -163,13 +171,17 @@ function decision(name: Capability, run: Runner, engine: Engine): Route {
     method: 'post',
     path: `${CAPABILITY_PREFIX}/${name}`,
     handler: async (req) => {
-      const body = validate(parseJson(req));
-      checkDecisions(body as Parameters<typeof checkDecisions>[0]);
-      const out = await engine.admitted(() => run(body, req.signal));
+      const body = parseJson(req);
+      // The hosted service's SDK sends `image` (and `detail`) for image input.
+      if (body !== null && typeof body === 'object' && 'image' in body) throw new ServiceError('invalid_request', `image: ${IMAGES_UNSUPPORTED}`);
+      const input = validate(body);
+      checkDecisions(input as Parameters<typeof checkDecisions>[0]);
+      const started = performance.now();
+      const out = await engine.admitted(() => run(input, req.signal));
       return {
         status: 200,
         body: out.body,
-        headers: { 'x-input-chars': String(out.inputChars), 'x-input-tokens': String(out.inputTokens) },
+        headers: { 'x-input-chars': String(out.inputChars), 'x-input-tokens': String(out.inputTokens), 'x-inference-ms': String(Math.round(performance.now() - started)) },
       };
     },
   };

@@ -84,7 +84,7 @@ t.test('the per-key limit holds across two replicas; the ledger equals the token
   t.ok(used > limit - 4, 'and the limit is used up');
   t.ok(admitted.every((r) => r.status === 200));
   const refused = results.find((r) => r.status === 429)!;
-  t.equal(refused.json.error.code, 'rate_limited');
+  t.equal(refused.json.error.code, 'rate_limit_exceeded');
   t.match(refused.json.error.message, /rate limit of 20 requests per minute reached/);
   t.ok(Number(refused.headers.get('retry-after')) >= 1 && Number(refused.headers.get('retry-after')) <= 60, 'Retry-After in seconds');
   t.equal(refused.headers.get('x-should-retry'), 'true');

@@ -11,6 +11,8 @@ export const EXAMPLES: Readonly<Record<string, unknown>> = {
   '/v1/decision-machine-1/extract': { text, schema: { type: 'object', properties: { payer: { type: 'string' }, amount: { type: 'number' } } } },
   '/v1/decision-machine-1/entities': { text, types: ['person', 'place'] },
   '/v1/decision-machine-1/verify': { text, field: { name: 'amount' }, value: 2000 },
+  '/v1/systemone': { model: 'jev-latest', state: text, questions: { paid: { type: 'noul', instructions: 'It was paid [true]' }, city: { type: 'choice', criteria: { Paris: null, Rome: null } } } },
+  '/v1/systemone/batch': { model: 'decision-machine-1', states: [text, 'hello'], questions: { level: { type: 'score', criteria: ['low', 'high'] } } },
   '/v1/chat/completions': {
     model: 'decision-machine-1',
     messages: [{ role: 'user', content: text }],

@@ -79,10 +79,11 @@ for (const [pattern, item] of Object.entries(doc.paths as Json)) {
     if (guarded) cases.push({ name: `${op.operationId}: no key`, method, path, body: example && JSON.stringify(example), auth: false, expect: 401 });
     if (pattern === '/v1/models/{id}') cases.push({ name: 'retrieveModel: unknown id', method, path: '/v1/models/gpt-4o', expect: 404 });
     if (!json || !example) continue;
-    cases.push({ name: `${op.operationId}: no body`, method, path, body: '', expect: 400 });
-    cases.push({ name: `${op.operationId}: invalid JSON`, method, path, body: '{"text": ', expect: 400 });
+    const invalid = op.responses[422] ? 422 : 400; // System One's wire refuses bad requests with 422
+    cases.push({ name: `${op.operationId}: no body`, method, path, body: '', expect: invalid });
+    cases.push({ name: `${op.operationId}: invalid JSON`, method, path, body: '{"text": ', expect: invalid });
     cases.push({ name: `${op.operationId}: over the body cap`, method, path, body: JSON.stringify({ ...example, text: 'x'.repeat(300 * 1024) }), expect: 413 });
-    for (const [what, body] of invalidBodies(json, example)) cases.push({ name: `${op.operationId}: ${what}`, method, path, body: JSON.stringify(body), expect: 400 });
+    for (const [what, body] of invalidBodies(json, example)) cases.push({ name: `${op.operationId}: ${what}`, method, path, body: JSON.stringify(body), expect: invalid });
   }
 }
 
