@@ -2,6 +2,7 @@
 // conventions of ../shared/eval/README.md. Each decision may carry the probability the service
 // stated for it (`outcome`) and, for choices among options, every option's score and the gold
 // option's index (what bench/calibrate.ts fits on).
+import { agrees } from '../src/decisions/verify.js';
 import type { DecisionMachine } from '../src/index.js';
 import type { Outcome } from './eval-metrics.js';
 
@@ -10,14 +11,15 @@ export interface Decision {
   want: string;
   ok: boolean;
   outcome?: Outcome;
-  /** The probabilities the service gave each option, and the gold option's index (-1: not among them). */
-  scores?: number[];
-  gold?: number;
+  /** Choices among options: the probabilities given each, and the gold option's index (-1: not among them). */
+  choices?: { scores: number[]; gold: number }[];
+  /** verify: whether a value the text gives agrees with the one asked about (+1), none does (-1), or none is given (0). */
+  agreement?: number;
 }
 
 export interface Judge {
   call(dm: DecisionMachine, req: Record<string, unknown>): Promise<unknown>;
-  judge(out: any, expect: Record<string, any>, answerAny?: (string | null)[]): Decision[];
+  judge(out: any, expect: Record<string, any>, req: Record<string, any>, answerAny?: (string | null)[]): Decision[];
 }
 
 const bit = (b: boolean): 0 | 1 => (b ? 1 : 0);
@@ -25,7 +27,7 @@ const bit = (b: boolean): 0 | 1 => (b ? 1 : 0);
 /** A choice among options: judged by the winner, its stated probability against being right. */
 function choice(names: string[], scores: number[], got: string, want: string): Decision {
   const ok = got === want;
-  return { got: `${got} (p=${Math.max(...scores).toFixed(3)})`, want, ok, outcome: { p: Math.max(...scores), y: bit(ok) }, scores, gold: names.indexOf(want) };
+  return { got: `${got} (p=${Math.max(...scores).toFixed(3)})`, want, ok, outcome: { p: Math.max(...scores), y: bit(ok) }, choices: [{ scores, gold: names.indexOf(want) }] };
 }
 
 /** Leaves of a JSON value: nested objects open up, arrays of scalars compare as sets. */
@@ -56,11 +58,14 @@ export const judges: Record<string, Judge> = {
     judge: (out, expect) => [choice(Object.keys(out.scores), Object.values(out.scores), out.label, expect.label)],
   },
   'classify-tree': {
-    // The path is the decision; its stated probability is the product of the levels'.
+    // The path is the decision; its stated probability is the product of the levels'. Each level
+    // reached on the gold path is a choice among that level's labels.
     call: (dm, req) => dm.classifyTree(req as any),
     judge: (out, expect) => {
       const ok = out.path.join('\u0000') === expect.path.join('\u0000');
-      return [{ got: `${out.path.join(' > ')} (p=${out.probability.toFixed(3)})`, want: expect.path.join(' > '), ok, outcome: { p: out.probability, y: bit(ok) } }];
+      const onPath = out.levels.filter((_: any, i: number) => out.path.slice(0, i).join('\u0000') === expect.path.slice(0, i).join('\u0000'));
+      const choices = onPath.map((l: any, i: number) => ({ scores: Object.values(l.scores) as number[], gold: Object.keys(l.scores).indexOf(expect.path[i]) }));
+      return [{ got: `${out.path.join(' > ')} (p=${out.probability.toFixed(3)})`, want: expect.path.join(' > '), ok, outcome: { p: out.probability, y: bit(ok) }, choices }];
     },
   },
   rate: {
@@ -69,13 +74,13 @@ export const judges: Record<string, Judge> = {
     judge: (out, expect) => {
       const ok = Math.abs(out.level - expect.level) <= (expect.tol ?? 0);
       const top = out.scores[out.level];
-      return [{ got: `${out.level} (p=${top.toFixed(3)})`, want: `${expect.level}±${expect.tol ?? 0}`, ok, outcome: { p: top, y: bit(out.level === expect.level) }, scores: out.scores, gold: expect.level }];
+      return [{ got: `${out.level} (p=${top.toFixed(3)})`, want: `${expect.level}±${expect.tol ?? 0}`, ok, outcome: { p: top, y: bit(out.level === expect.level) }, choices: [{ scores: out.scores, gold: expect.level }] }];
     },
   },
   answer: {
     // The exact span or null; any of `answer_any` is accepted. A span's probability against being accepted.
     call: (dm, req) => dm.answer(req as any),
-    judge: (out, expect, answerAny) => {
+    judge: (out, expect, _req, answerAny) => {
       const results: any[] = 'results' in out ? out.results : [out];
       const want: (string | null)[] = expect.answers ?? [expect.answer];
       return results.map((r, i) => {
@@ -107,12 +112,13 @@ export const judges: Record<string, Judge> = {
   },
   verify: {
     call: (dm, req) => dm.verify(req as any),
-    judge: (out, expect) => [
+    judge: (out, expect, req) => [
       {
         got: `${out.matches} (p=${out.probability.toFixed(3)}, found ${JSON.stringify(out.found)})`,
         want: String(expect.matches),
         ok: out.matches === expect.matches,
         outcome: { p: out.probability, y: bit(expect.matches) },
+        agreement: out.found.length === 0 ? 0 : out.found.some((f: string) => agrees(f, req.value)) ? 1 : -1,
       },
     ],
   },

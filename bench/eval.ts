@@ -4,19 +4,22 @@
 // probabilities, for bench/calibrate.ts) and optionally a reliability diagram (SVG).
 //
 //   node dist/bench/eval.js [--file F]... [--set a,b] [--cap yes-no,classify,...] [--half fit|report]
-//       [--limit N] [--permute K] [--out FILE] [--svg FILE] [--model ID | --model-path FILE]
+//       [--limit N] [--permute K] [--raw] [--out FILE] [--svg FILE] [--model ID | --model-path FILE]
 //
 // Default files: ../shared/eval/{dev-decisions,pool-dev,external/dev}.jsonl and bench/eval/extra-decisions.jsonl.
 // --half keeps the items whose id hashes into that half (fit: even, report: odd), so calibration is
 // fitted on one and reported on the other. --limit keeps N items per set (in hash order, so a subset
 // is spread over the set). --permute K also runs classify and classify-tree with the labels in K
-// other orders and reports the share of decisions that change. The cap names `answer-20k` and
+// other orders and reports the share of decisions that change. --raw states the uncalibrated
+// probabilities (what bench/calibrate.ts fits on). The cap names `answer-20k` and
 // `yes-no-20k` run those cases set in a 20,000-character text.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { calibration, IDENTITY } from '../src/decisions/distribution.js';
 import { open, type DecisionMachine } from '../src/index.js';
+import { DEFAULT_DECISION_MODEL } from '../src/models/manifest.js';
 import { judges, type Decision } from './eval-judges.js';
 import { brier, ece, reliabilitySvg, type Outcome } from './eval-metrics.js';
 
@@ -30,12 +33,9 @@ interface Case {
 }
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const DEFAULT_FILES = [
-  `${root}../shared/eval/dev-decisions.jsonl`,
-  `${root}bench/eval/extra-decisions.jsonl`,
-  `${root}../shared/eval/pool-dev.jsonl`,
-  `${root}../shared/eval/external/dev.jsonl`,
-];
+// The shared data sits beside the repository (../shared), or beside the worktrees' folder.
+const shared = [`${root}../shared/eval/`, `${root}../../shared/eval/`].find(existsSync) ?? `${root}../shared/eval/`;
+const DEFAULT_FILES = [`${shared}dev-decisions.jsonl`, `${root}bench/eval/extra-decisions.jsonl`, `${shared}pool-dev.jsonl`, `${shared}external/dev.jsonl`];
 
 const { values } = parseArgs({
   options: {
@@ -45,6 +45,7 @@ const { values } = parseArgs({
     half: { type: 'string' },
     limit: { type: 'string' },
     permute: { type: 'string', default: '0' },
+    raw: { type: 'boolean', default: false },
     out: { type: 'string', default: `${root}bench/results/eval.json` },
     svg: { type: 'string' },
     model: { type: 'string' },
@@ -143,13 +144,15 @@ async function flips(dm: DecisionMachine, c: Case, first: any, k: number): Promi
 
 const p50 = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]! : 0);
 
+if (values.raw) Object.assign(calibration, IDENTITY);
 const dm = await open({
   ...(values.model ? { model: values.model } : {}),
   ...(values['model-path'] ? { modelPath: values['model-path'] } : {}),
   logLevel: 'silent',
 });
 const caps = values.cap === 'all' ? Object.keys(judges) : values.cap!.split(',');
-const all = readCases(values.file ?? DEFAULT_FILES.filter(existsSync));
+const files = values.file ?? DEFAULT_FILES;
+const all = readCases(files);
 const permute = Number(values.permute);
 
 interface Row {
@@ -178,7 +181,7 @@ for (const cap of caps) {
     const started = performance.now();
     const out = await judge.call(dm, c.req);
     const ms = performance.now() - started;
-    const decisions = judge.judge(out, c.expect, c.answer_any);
+    const decisions = judge.judge(out, c.expect, c.req, c.answer_any);
     row.items.push({ id: c.id, ms, decisions });
     if (permute > 0 && (cap === 'classify' || cap === 'classify-tree')) {
       row.flipRate = (row.flipRate ?? 0) + (await flips(dm, c, out, permute));
@@ -205,7 +208,7 @@ for (const cap of caps) {
 }
 await dm.close();
 
-const model = values['model-path'] ?? values.model ?? 'default model';
+const model = values['model-path'] ?? values.model ?? DEFAULT_DECISION_MODEL;
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 console.log(`model: ${model}${values.half ? `, ${values.half} half` : ''}${values.limit ? `, at most ${values.limit} per set` : ''}`);
 console.log('| set | capability | cases | decisions | accuracy | p50 ms | ECE | Brier | flip rate |\n|---|---|---|---|---|---|---|---|---|');
@@ -217,13 +220,13 @@ for (const r of rows) {
 // Calibration per capability over every set run: what the reliability diagram draws.
 const byCap = new Map<string, Outcome[]>();
 for (const r of rows) byCap.set(r.capability, [...(byCap.get(r.capability) ?? []), ...r.items.flatMap((i) => i.decisions.flatMap((d) => (d.outcome ? [d.outcome] : [])))]);
-const calibration = Object.fromEntries([...byCap].filter(([, o]) => o.length > 0).map(([cap, o]) => [cap, { n: o.length, ece: ece(o), brier: brier(o) }]));
+const perCapability = Object.fromEntries([...byCap].filter(([, o]) => o.length > 0).map(([cap, o]) => [cap, { n: o.length, ece: ece(o), brier: brier(o) }]));
 console.log('\n| capability (all sets) | probabilities | ECE | Brier |\n|---|---|---|---|');
-for (const [cap, c] of Object.entries(calibration)) console.log(`| ${cap} | ${c.n} | ${c.ece.toFixed(3)} | ${c.brier.toFixed(3)} |`);
+for (const [cap, c] of Object.entries(perCapability)) console.log(`| ${cap} | ${c.n} | ${c.ece.toFixed(3)} | ${c.brier.toFixed(3)} |`);
 for (const r of rows) for (const i of r.items) for (const d of i.decisions) if (!d.ok) console.log(`  miss ${i.id}: got ${d.got}, want ${d.want}`);
 
 mkdirSync(dirname(values.out!), { recursive: true });
-writeFileSync(values.out!, `${JSON.stringify({ model, half: values.half ?? 'all', limit: values.limit ? Number(values.limit) : null, date: new Date().toISOString(), calibration, sets: rows }, null, 1)}\n`);
+writeFileSync(values.out!, `${JSON.stringify({ model, raw: values.raw, files: files.map((f) => relative(root, f)), half: values.half ?? 'all', limit: values.limit ? Number(values.limit) : null, date: new Date().toISOString(), calibration: perCapability, sets: rows }, null, 1)}\n`);
 if (values.svg) {
   const title = `Reliability, ${values.half ? `${values.half} half` : 'all items'}${values.limit ? `, at most ${values.limit} per set` : ''}`;
   writeFileSync(values.svg, reliabilitySvg(title, byCap));

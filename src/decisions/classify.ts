@@ -7,7 +7,7 @@
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
-import { argmax, confidence, normalise } from './distribution.js';
+import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { calibrated, LabelPriors } from './label-priors.js';
 import { labelChars, labelList, labelsOf, type Label } from './labels.js';
 import { Prompt } from './prompt.js';
@@ -58,9 +58,9 @@ export class Classify {
     return { results: scored.map((r) => this.decide(labels, r, prior)), scored };
   }
 
-  /** The labels' probabilities: the model's scores with the label set's prior divided out. */
+  /** The labels' probabilities: the model's scores with the label set's prior divided out, then at the fitted temperature. */
   private decide(labels: Label[], scored: ScoreResult, prior: number[]): ClassifyResult {
-    const p = normalise(calibrated(scored.logprobs, prior));
+    const p = normalise(calibrated(scored.logprobs, prior), temperature(calibration.classify, labels.length));
     const best = argmax(p);
     return {
       label: labels[best]!.name,
