@@ -150,6 +150,7 @@ const dm = await open({
   ...(values['model-path'] ? { modelPath: values['model-path'] } : {}),
   logLevel: 'silent',
 });
+const model = values['model-path'] ?? values.model ?? DEFAULT_DECISION_MODEL;
 const caps = values.cap === 'all' ? Object.keys(judges) : values.cap!.split(',');
 const files = values.file ?? DEFAULT_FILES;
 const all = readCases(files);
@@ -171,11 +172,18 @@ interface Row {
   items: { id: string; ms: number; decisions: Decision[] }[];
 }
 const rows: Row[] = [];
+function save(extra: Record<string, unknown>): void {
+  mkdirSync(dirname(values.out!), { recursive: true });
+  const run = { model, raw: values.raw, files: files.map((f) => relative(root, f)), half: values.half ?? 'all', limit: values.limit ? Number(values.limit) : null, date: new Date().toISOString() };
+  writeFileSync(values.out!, `${JSON.stringify({ ...run, ...extra, sets: rows }, null, 1)}\n`);
+}
 for (const cap of caps) {
   const judge = judges[LONG[cap] ?? cap];
   if (!judge) throw new Error(`no judge for capability ${cap}; known: ${[...Object.keys(judges), ...Object.keys(LONG)].join(', ')}`);
   const bySet = new Map<string, Row>();
-  for (const c of selected(all, cap)) {
+  const cases = selected(all, cap);
+  for (const [n, c] of cases.entries()) {
+    process.stderr.write(`\r${cap}: ${n + 1}/${cases.length} `);
     const row = bySet.get(c.set!) ?? { set: c.set!, capability: cap, cases: 0, decisions: 0, correct: 0, accuracy: 0, p50Ms: 0, items: [] };
     bySet.set(c.set!, row);
     const started = performance.now();
@@ -205,10 +213,10 @@ for (const cap of caps) {
     if (row.permutedDecisions) row.flipRate = row.flipRate! / row.permutedDecisions;
     rows.push(row);
   }
+  save({ partial: true }); // a long run keeps what it has measured
 }
 await dm.close();
 
-const model = values['model-path'] ?? values.model ?? DEFAULT_DECISION_MODEL;
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 console.log(`model: ${model}${values.half ? `, ${values.half} half` : ''}${values.limit ? `, at most ${values.limit} per set` : ''}`);
 console.log('| set | capability | cases | decisions | accuracy | p50 ms | ECE | Brier | flip rate |\n|---|---|---|---|---|---|---|---|---|');
@@ -225,8 +233,7 @@ console.log('\n| capability (all sets) | probabilities | ECE | Brier |\n|---|---
 for (const [cap, c] of Object.entries(perCapability)) console.log(`| ${cap} | ${c.n} | ${c.ece.toFixed(3)} | ${c.brier.toFixed(3)} |`);
 for (const r of rows) for (const i of r.items) for (const d of i.decisions) if (!d.ok) console.log(`  miss ${i.id}: got ${d.got}, want ${d.want}`);
 
-mkdirSync(dirname(values.out!), { recursive: true });
-writeFileSync(values.out!, `${JSON.stringify({ model, raw: values.raw, files: files.map((f) => relative(root, f)), half: values.half ?? 'all', limit: values.limit ? Number(values.limit) : null, date: new Date().toISOString(), calibration: perCapability, sets: rows }, null, 1)}\n`);
+save({ calibration: perCapability });
 if (values.svg) {
   const title = `Reliability, ${values.half ? `${values.half} half` : 'all items'}${values.limit ? `, at most ${values.limit} per set` : ''}`;
   writeFileSync(values.svg, reliabilitySvg(title, byCap));
