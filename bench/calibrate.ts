@@ -152,7 +152,7 @@ function fitTemperature(choices: Choice[]): number {
   return round(Math.exp((lo + hi) / 2));
 }
 
-/** One temperature per range of option counts that has at least 10 choices, else the overall one. */
+/** One temperature per range of option counts that has at least 20 choices, else the overall one. */
 function temperatures(choices: Choice[]): { table: Temperatures; n: Record<string, number>; topEce: { none: number; fitted: number } } {
   const usable = choices.filter((c) => c.gold >= 0);
   const overall = fitTemperature(usable);
@@ -161,7 +161,7 @@ function temperatures(choices: Choice[]): { table: Temperatures; n: Record<strin
   for (const range of RANGES) {
     const inRange = usable.filter((c) => holds(range, c.scores.length));
     n[range] = inRange.length;
-    table[range] = inRange.length >= 10 ? fitTemperature(inRange) : overall;
+    table[range] = inRange.length >= 20 ? fitTemperature(inRange) : overall;
   }
   const top = (t: (c: Choice) => number): Outcome[] =>
     usable.map((c) => {
@@ -186,16 +186,26 @@ const yesNoMap = fitPlatt(yesNo, false);
 const verifyMap = fitPlatt(verify, true);
 const roundMap = (m: Platt): Platt => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, round(v)])) as unknown as Platt;
 
-const parameters: Calibration = { 'yes-no': roundMap(yesNoMap), verify: roundMap(verifyMap), classify: classify.table, rate: rate.table };
+// A Platt map that decides worse than none under cross-validation is not shipped: the map in effect stays.
+const shipped: Calibration = JSON.parse(readFileSync(values.out!, 'utf8')).parameters;
+const checked = { 'yes-no': compareBinary(yesNo, false), verify: compareBinary(verify, true) };
+const better = (cap: keyof typeof checked) => checked[cap].platt!.accuracy >= checked[cap].none!.accuracy;
+const parameters: Calibration = {
+  'yes-no': better('yes-no') ? roundMap(yesNoMap) : shipped['yes-no'],
+  verify: better('verify') ? roundMap(verifyMap) : shipped.verify,
+  classify: classify.table,
+  rate: rate.table,
+};
 const provenance = {
   fitted: new Date().toISOString().slice(0, 10),
   model: run.model,
   run: { files: run.files, half: 'fit (ids whose FNV-1a hash is even)', limitPerSet: run.limit, date: run.date },
   method:
     'yes-no: Platt scaling of the Yes/No log-odds; verify: Platt scaling of the check log-odds plus a weight on whether a value the text gives agrees (+1), none does (-1) or none is given (0); ' +
-    'classify (every classify-tree level too) and rate: softmax temperature per range of option counts (fitted where the range has at least 10 choices, else the overall temperature), maximum likelihood of the gold option.',
+    'classify (every classify-tree level too) and rate: softmax temperature per range of option counts (fitted where the range has at least 20 choices, else the overall temperature), maximum likelihood of the gold option.',
   examples: { 'yes-no': yesNo.length, verify: verify.length, classify: classify.n, rate: rate.n },
-  crossValidatedOnFitHalf: { 'yes-no': compareBinary(yesNo, false), verify: compareBinary(verify, true) },
+  crossValidatedOnFitHalf: checked,
+  kept: (['yes-no', 'verify'] as const).filter((cap) => !better(cap)).map((cap) => `${cap}: the fitted map decided worse under cross-validation, the map in effect is kept`),
   topLabelEceOnFitHalf: { classify: classify.topEce, rate: rate.topEce },
 };
 writeFileSync(values.out!, `${JSON.stringify({ provenance, parameters }, null, 2)}\n`);
