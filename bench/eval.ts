@@ -1,104 +1,77 @@
-// Accuracy on the labelled decisions: the shared development set (../shared/eval) plus our own
-// cases (bench/eval/extra-decisions.jsonl). Prints a table and writes JSON.
+// Accuracy and calibration on labelled decisions, per set: any JSONL whose lines carry `id`, `cap`,
+// `req` (the request body) and `expect` (the gold), with optional `set` (else the file's name) and
+// `answer_any` (every accepted answer span). Prints a table, writes JSON (every decision's
+// probabilities, for bench/calibrate.ts) and optionally a reliability diagram (SVG).
 //
-//   node dist/bench/eval.js [--model ID | --model-path FILE] [--cap all|yes-no,classify,...,answer-20k,yes-no-20k] [--out FILE]
+//   node dist/bench/eval.js [--file F]... [--set a,b] [--cap yes-no,classify,...] [--half fit|report]
+//       [--limit N] [--permute K] [--raw] [--out FILE] [--svg FILE] [--model ID | --model-path FILE]
+//
+// Default files: ../shared/eval/{dev-decisions,pool-dev,external/dev}.jsonl and bench/eval/extra-decisions.jsonl.
+// --half keeps the items whose id hashes into that half (fit: even, report: odd), so calibration is
+// fitted on one and reported on the other. --limit keeps N items per set (in hash order, so a subset
+// is spread over the set). --permute K also runs classify and classify-tree with the labels in K
+// other orders and reports the share of decisions that change. --raw states the uncalibrated
+// probabilities (what bench/calibrate.ts fits on). The cap names `answer-20k` and
+// `yes-no-20k` run those cases set in a 20,000-character text.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { open, type AnswerInput, type ClassifyInput, type ClassifyTreeInput, type DecisionMachine, type EntitiesInput } from '../src/index.js';
-import type { RateInput, VerifyInput, YesNoInput, YesNoResult, AnswerResult, Entity, ExtractInput } from '../src/index.js';
+import { calibration, IDENTITY } from '../src/decisions/distribution.js';
+import { open, type DecisionMachine } from '../src/index.js';
+import { DEFAULT_DECISION_MODEL } from '../src/models/manifest.js';
+import { judges, type Decision } from './eval-judges.js';
+import { brier, ece, reliabilitySvg, type Outcome } from './eval-metrics.js';
 
 interface Case {
   id: string;
+  set?: string;
   cap: string;
   req: Record<string, unknown>;
   expect: Record<string, unknown>;
+  answer_any?: (string | null)[];
 }
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const SOURCES = [`${root}../shared/eval/dev-decisions.jsonl`, `${root}bench/eval/extra-decisions.jsonl`];
-
-function readCases(): Case[] {
-  return SOURCES.filter(existsSync).flatMap((file) =>
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => l.trim())
-      .map((l) => JSON.parse(l) as Case),
-  );
-}
+// The shared data sits beside the repository (../shared), or beside the worktrees' folder.
+const shared = [`${root}../shared/eval/`, `${root}../../shared/eval/`].find(existsSync) ?? `${root}../shared/eval/`;
+const DEFAULT_FILES = [`${shared}dev-decisions.jsonl`, `${root}bench/eval/extra-decisions.jsonl`, `${shared}pool-dev.jsonl`, `${shared}external/dev.jsonl`];
 
 const { values } = parseArgs({
   options: {
+    file: { type: 'string', multiple: true },
+    set: { type: 'string' },
+    cap: { type: 'string', default: 'all' },
+    half: { type: 'string' },
+    limit: { type: 'string' },
+    permute: { type: 'string', default: '0' },
+    raw: { type: 'boolean', default: false },
+    out: { type: 'string', default: `${root}bench/results/eval.json` },
+    svg: { type: 'string' },
     model: { type: 'string' },
     'model-path': { type: 'string' },
-    cap: { type: 'string', default: 'all' },
-    out: { type: 'string', default: `${root}bench/results/eval.json` },
   },
 });
+if (values.half && values.half !== 'fit' && values.half !== 'report') throw new Error('--half is fit or report');
 
-/** How each capability is called and judged; `decisions` are the individual answers compared. */
-interface Judge {
-  call(dm: DecisionMachine, req: Record<string, unknown>): Promise<unknown>;
-  judge(out: any, expect: Record<string, any>): { got: string; want: string; ok: boolean }[];
+/** FNV-1a of the id: decides the half and the order a limited subset is drawn in. */
+function hash(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
 }
 
-const JUDGES: Record<string, Judge> = {
-  'yes-no': {
-    call: (dm, req) => dm.yesNo(req as unknown as YesNoInput),
-    judge: (out, expect) => {
-      const results: YesNoResult[] = 'results' in out ? out.results : [out];
-      const want: boolean[] = expect.answers ?? [expect.answer];
-      return results.map((r, i) => ({ got: `${r.answer} (p=${r.probability.toFixed(3)}) "${r.statement}"`, want: String(want[i]), ok: r.answer === want[i] }));
-    },
-  },
-  classify: {
-    call: (dm, req) => dm.classify(req as unknown as ClassifyInput),
-    judge: (out, expect) => [{ got: `${out.label} (p=${out.probability.toFixed(3)})`, want: expect.label, ok: out.label === expect.label }],
-  },
-  'classify-tree': {
-    call: (dm, req) => dm.classifyTree(req as unknown as ClassifyTreeInput),
-    judge: (out, expect) => [{ got: out.path.join(' > '), want: expect.path.join(' > '), ok: out.path.join('\u0000') === expect.path.join('\u0000') }],
-  },
-  rate: {
-    call: (dm, req) => dm.rate(req as unknown as RateInput),
-    judge: (out, expect) => [{ got: `${out.level} (score ${out.score.toFixed(2)})`, want: `${expect.level}±${expect.tol ?? 1}`, ok: Math.abs(out.level - expect.level) <= (expect.tol ?? 1) }],
-  },
-  answer: {
-    call: (dm, req) => dm.answer(req as unknown as AnswerInput),
-    judge: (out, expect) => {
-      const results: AnswerResult[] = 'results' in out ? out.results : [out];
-      const want: (string | null)[] = expect.answers ?? [expect.answer];
-      return results.map((r, i) => ({ got: JSON.stringify(r.answer), want: JSON.stringify(want[i]), ok: r.answer === want[i] }));
-    },
-  },
-  entities: {
-    // F1 over (type, text) pairs: each expected pair is one decision, and each extra pair found is a miss too.
-    call: (dm, req) => dm.entities(req as unknown as EntitiesInput),
-    judge: (out, expect) => {
-      const got = new Set<string>(out.entities.map((e: Entity) => `${e.type}: ${e.text}`));
-      const want = new Set<string>(expect.entities.map((e: Entity) => `${e.type}: ${e.text}`));
-      return [
-        ...[...want].map((w) => ({ got: got.has(w) ? w : '(missing)', want: w, ok: got.has(w) })),
-        ...[...got].filter((g) => !want.has(g)).map((g) => ({ got: g, want: '(nothing)', ok: false })),
-      ];
-    },
-  },
-  extract: {
-    // Field accuracy: every expected leaf value is one decision (missing fields expect null).
-    call: (dm, req) => dm.extract(req as unknown as ExtractInput),
-    judge: (out, expect) => {
-      const leaves = (o: any, prefix = ''): [string, unknown][] =>
-        Object.entries(o ?? {}).flatMap(([k, v]) => (v && typeof v === 'object' && !Array.isArray(v) ? leaves(v, `${prefix}${k}.`) : [[`${prefix}${k}`, v] as [string, unknown]]));
-      const got = Object.fromEntries(leaves(out.data));
-      return leaves(expect.data).map(([k, want]) => ({ got: `${k}=${JSON.stringify(got[k])}`, want: JSON.stringify(want), ok: JSON.stringify(got[k]) === JSON.stringify(want) }));
-    },
-  },
-  verify: {
-    call: (dm, req) => dm.verify(req as unknown as VerifyInput),
-    judge: (out, expect) => [{ got: `${out.matches} (p=${out.probability.toFixed(3)}, found ${JSON.stringify(out.found)})`, want: String(expect.matches), ok: out.matches === expect.matches }],
-  },
-};
+function readCases(files: string[]): Case[] {
+  return files.flatMap((file) => {
+    if (!existsSync(file)) throw new Error(`no such file: ${file}`);
+    const set = basename(file, '.jsonl');
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as Case)
+      .map((c) => ({ ...c, set: c.set ?? set }));
+  });
+}
 
 // Long-text variants: each case's text set in the middle of a 20,000-character haystack of
 // sentences on an unrelated subject (lunar craters), so the truth of a statement and the answer
@@ -115,41 +88,153 @@ function inHaystack(text: string): string {
   return `${hay.slice(0, before)} ${text} ${hay.slice(before, before + after)}`;
 }
 
+/** The cases to run for one capability name, per set, after --set, --half and --limit. */
+function selected(all: Case[], cap: string): Case[] {
+  const base = LONG[cap] ?? cap;
+  const sets = values.set?.split(',');
+  const limit = values.limit ? Number(values.limit) : Infinity;
+  const keep = all.filter(
+    (c) =>
+      c.cap === base &&
+      (!sets || sets.includes(c.set!)) &&
+      (!values.half || hash(c.id) % 2 === (values.half === 'fit' ? 0 : 1)) &&
+      (!LONG[cap] || typeof c.req.text === 'string'),
+  );
+  const bySet = new Map<string, Case[]>();
+  for (const c of keep) bySet.set(c.set!, [...(bySet.get(c.set!) ?? []), c]);
+  return [...bySet.values()].flatMap((cs) =>
+    (Number.isFinite(limit) ? [...cs].sort((a, b) => hash(a.id) - hash(b.id)).slice(0, limit) : cs).map((c) =>
+      LONG[cap] ? { ...c, set: `${c.set}/20k`, req: { ...c.req, text: inHaystack(String(c.req.text)) } } : c,
+    ),
+  );
+}
+
+/** A permutation of n items that differs from the identity: cyclic shifts first, then reversals of them. */
+function order(n: number, k: number): number[] {
+  const shift = (k % Math.max(1, n - 1)) + 1;
+  const shifted = Array.from({ length: n }, (_, i) => (i + shift) % n);
+  return k < n - 1 ? shifted : shifted.reverse();
+}
+
+function permutedLabels(labels: string[] | Record<string, string>, k: number): string[] | Record<string, string> {
+  if (Array.isArray(labels)) return order(labels.length, k).map((i) => labels[i]!);
+  const entries = Object.entries(labels);
+  return Object.fromEntries(order(entries.length, k).map((i) => entries[i]!));
+}
+
+function permutedTree(tree: Record<string, any>, k: number): Record<string, any> {
+  const entries = Object.entries(tree).map(([name, node]) => [name, typeof node === 'object' && node.labels ? { ...node, labels: permutedTree(node.labels, k) } : node] as const);
+  return Object.fromEntries(order(entries.length, k).map((i) => entries[i]!));
+}
+
+/** The decided label (or path) of a classify / classify-tree output, compared across orders. */
+async function flips(dm: DecisionMachine, c: Case, first: any, k: number): Promise<number> {
+  let changed = 0;
+  for (let j = 0; j < k; j++) {
+    if (c.cap === 'classify') {
+      const out: any = await dm.classify({ ...(c.req as any), labels: permutedLabels(c.req.labels as any, j) });
+      changed += out.label === first.label ? 0 : 1;
+    } else {
+      const out: any = await dm.classifyTree({ ...(c.req as any), tree: permutedTree(c.req.tree as any, j) });
+      changed += out.path.join('\u0000') === first.path.join('\u0000') ? 0 : 1;
+    }
+  }
+  return changed;
+}
+
+const p50 = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]! : 0);
+
+if (values.raw) Object.assign(calibration, IDENTITY);
 const dm = await open({
   ...(values.model ? { model: values.model } : {}),
   ...(values['model-path'] ? { modelPath: values['model-path'] } : {}),
   logLevel: 'silent',
 });
-const caps = values.cap === 'all' ? [...Object.keys(JUDGES), ...Object.keys(LONG)] : values.cap!.split(',');
-const all = readCases();
-const report = [];
+const model = values['model-path'] ?? values.model ?? DEFAULT_DECISION_MODEL;
+const caps = values.cap === 'all' ? Object.keys(judges) : values.cap!.split(',');
+const files = values.file ?? DEFAULT_FILES;
+const all = readCases(files);
+const permute = Number(values.permute);
+
+interface Row {
+  set: string;
+  capability: string;
+  cases: number;
+  decisions: number;
+  correct: number;
+  accuracy: number;
+  f1?: number;
+  p50Ms: number;
+  ece?: number;
+  brier?: number;
+  flipRate?: number;
+  permutedDecisions?: number;
+  items: { id: string; ms: number; decisions: Decision[] }[];
+}
+const rows: Row[] = [];
+function save(extra: Record<string, unknown>): void {
+  mkdirSync(dirname(values.out!), { recursive: true });
+  const run = { model, raw: values.raw, files: files.map((f) => relative(root, f)), half: values.half ?? 'all', limit: values.limit ? Number(values.limit) : null, date: new Date().toISOString() };
+  writeFileSync(values.out!, `${JSON.stringify({ ...run, ...extra, sets: rows }, null, 1)}\n`);
+}
 for (const cap of caps) {
-  const base = LONG[cap] ?? cap;
-  const judge = JUDGES[base];
-  if (!judge) throw new Error(`no judge for capability ${cap}; known: ${[...Object.keys(JUDGES), ...Object.keys(LONG)].join(', ')}`);
-  const cases = all
-    .filter((c) => c.cap === base && (!LONG[cap] || typeof c.req.text === 'string'))
-    .map((c) => (LONG[cap] ? { ...c, req: { ...c.req, text: inHaystack(String(c.req.text)) } } : c));
-  const misses: { id: string; got: string; want: string }[] = [];
-  let total = 0;
-  const started = performance.now();
-  for (const c of cases) {
-    for (const d of judge.judge(await judge.call(dm, c.req), c.expect)) {
-      total++;
-      if (!d.ok) misses.push({ id: c.id, got: d.got, want: d.want });
+  const judge = judges[LONG[cap] ?? cap];
+  if (!judge) throw new Error(`no judge for capability ${cap}; known: ${[...Object.keys(judges), ...Object.keys(LONG)].join(', ')}`);
+  const bySet = new Map<string, Row>();
+  const cases = selected(all, cap);
+  for (const [n, c] of cases.entries()) {
+    process.stderr.write(`\r${cap}: ${n + 1}/${cases.length} `);
+    const row = bySet.get(c.set!) ?? { set: c.set!, capability: cap, cases: 0, decisions: 0, correct: 0, accuracy: 0, p50Ms: 0, items: [] };
+    bySet.set(c.set!, row);
+    const started = performance.now();
+    const out = await judge.call(dm, c.req);
+    const ms = performance.now() - started;
+    const decisions = judge.judge(out, c.expect, c.req, c.answer_any);
+    row.items.push({ id: c.id, ms, decisions });
+    if (permute > 0 && (cap === 'classify' || cap === 'classify-tree')) {
+      row.flipRate = (row.flipRate ?? 0) + (await flips(dm, c, out, permute));
+      row.permutedDecisions = (row.permutedDecisions ?? 0) + permute;
     }
   }
-  // For entities, decisions are expected pairs plus extra pairs found: report F1 over them.
-  const fp = misses.filter((m) => m.want === '(nothing)').length;
-  const tp = total - misses.length;
-  const f1 = (2 * tp) / Math.max(1, 2 * tp + misses.length);
-  report.push({ capability: cap, cases: cases.length, decisions: total, correct: tp, accuracy: total ? tp / total : 0, ...(cap === 'entities' ? { f1, falsePositives: fp } : {}), seconds: (performance.now() - started) / 1000, misses });
+  for (const row of bySet.values()) {
+    const decisions = row.items.flatMap((i) => i.decisions);
+    row.cases = row.items.length;
+    row.decisions = decisions.length;
+    row.correct = decisions.filter((d) => d.ok).length;
+    row.accuracy = row.decisions ? row.correct / row.decisions : 0;
+    // Entities: decisions are expected pairs plus extra pairs found, so F1 = 2tp / (2tp + misses).
+    if (cap === 'entities') row.f1 = (2 * row.correct) / Math.max(1, 2 * row.correct + row.decisions - row.correct);
+    row.p50Ms = p50(row.items.map((i) => i.ms));
+    const outcomes = decisions.flatMap((d) => (d.outcome ? [d.outcome] : []));
+    if (outcomes.length) {
+      row.ece = ece(outcomes);
+      row.brier = brier(outcomes);
+    }
+    if (row.permutedDecisions) row.flipRate = row.flipRate! / row.permutedDecisions;
+    rows.push(row);
+  }
+  save({ partial: true }); // a long run keeps what it has measured
 }
 await dm.close();
 
-const model = values['model-path'] ?? values.model ?? 'default model';
-console.log(`| capability (${model}) | cases | decisions | accuracy |\n|---|---|---|---|`);
-for (const r of report) console.log(`| ${r.capability} | ${r.cases} | ${r.decisions} | ${'f1' in r ? `F1 ${r.f1!.toFixed(2)}` : `${(r.accuracy * 100).toFixed(1)}%`} |`);
-for (const r of report) for (const m of r.misses) console.log(`  miss ${m.id}: got ${m.got}, want ${m.want}`);
-mkdirSync(dirname(values.out!), { recursive: true });
-writeFileSync(values.out!, `${JSON.stringify({ model, capabilities: report }, null, 2)}\n`);
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+console.log(`model: ${model}${values.half ? `, ${values.half} half` : ''}${values.limit ? `, at most ${values.limit} per set` : ''}`);
+console.log('| set | capability | cases | decisions | accuracy | p50 ms | ECE | Brier | flip rate |\n|---|---|---|---|---|---|---|---|---|');
+for (const r of rows) {
+  const score = r.f1 !== undefined ? `F1 ${r.f1.toFixed(2)}` : pct(r.accuracy);
+  const cal = r.ece !== undefined ? `${r.ece.toFixed(3)} | ${r.brier!.toFixed(3)}` : '- | -';
+  console.log(`| ${r.set} | ${r.capability} | ${r.cases} | ${r.decisions} | ${score} | ${Math.round(r.p50Ms)} | ${cal} | ${r.flipRate !== undefined ? pct(r.flipRate) : '-'} |`);
+}
+// Calibration per capability over every set run: what the reliability diagram draws.
+const byCap = new Map<string, Outcome[]>();
+for (const r of rows) byCap.set(r.capability, [...(byCap.get(r.capability) ?? []), ...r.items.flatMap((i) => i.decisions.flatMap((d) => (d.outcome ? [d.outcome] : [])))]);
+const perCapability = Object.fromEntries([...byCap].filter(([, o]) => o.length > 0).map(([cap, o]) => [cap, { n: o.length, ece: ece(o), brier: brier(o) }]));
+console.log('\n| capability (all sets) | probabilities | ECE | Brier |\n|---|---|---|---|');
+for (const [cap, c] of Object.entries(perCapability)) console.log(`| ${cap} | ${c.n} | ${c.ece.toFixed(3)} | ${c.brier.toFixed(3)} |`);
+for (const r of rows) for (const i of r.items) for (const d of i.decisions) if (!d.ok) console.log(`  miss ${i.id}: got ${d.got}, want ${d.want}`);
+
+save({ calibration: perCapability });
+if (values.svg) {
+  const title = `Reliability, ${values.half ? `${values.half} half` : 'all items'}${values.limit ? `, at most ${values.limit} per set` : ''}`;
+  writeFileSync(values.svg, reliabilitySvg(title, byCap));
+}

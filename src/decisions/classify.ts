@@ -7,7 +7,7 @@
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
-import { argmax, confidence, normalise } from './distribution.js';
+import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { calibrated, LabelPriors } from './label-priors.js';
 import { labelChars, labelList, labelsOf, type Label } from './labels.js';
 import { Prompt } from './prompt.js';
@@ -29,22 +29,55 @@ const SYSTEM =
   'You classify texts. Choose the one label that best describes what the text is: its purpose or topic. ' +
   'When several labels could apply, choose the most specific one. Reply with the label exactly as written, nothing else.';
 
+// Orders the labels are read in when the first reading is close: the list shifted by a third and
+// by two thirds, so every label is read near the top, the middle and the end. Close means the top
+// two calibrated scores are within CLOSE nats (a likelihood ratio under 3).
+const OTHER_SHIFTS = [1, 2];
+const ORDERS = 3;
+const CLOSE = Math.log(3);
+
+/** The labels listed from the k-th third on, wrapping around. */
+function rotated(labels: Label[], k: number): Label[] {
+  const by = Math.round((k * labels.length) / ORDERS);
+  return [...labels.slice(by), ...labels.slice(0, by)];
+}
+
+/** The distance in nats between the best and the second-best score. */
+function gap(z: number[]): number {
+  const [a, b] = [...z].sort((x, y) => y - x);
+  return a! - b!;
+}
+
+/** A flat branches x options array as one row per branch. */
+function rows(flat: number[], n: number): number[][] {
+  return Array.from({ length: flat.length / n }, (_, k) => flat.slice(k * n, (k + 1) * n));
+}
+
+function mean(zs: number[][]): number[] {
+  return zs[0]!.map((_, i) => zs.reduce((s, z) => s + z[i]!, 0) / zs.length);
+}
+
 export class Classify {
   private readonly prompt: Prompt;
   private readonly reader: Reader;
   private readonly priors: LabelPriors;
+  private readonly otherOrders: LabelPriors; // the priors of the labels listed in the other orders
 
   constructor(private readonly engine: Engine) {
     this.prompt = new Prompt(engine, SYSTEM);
     this.reader = new Reader(engine);
     this.priors = new LabelPriors(engine, (text, labels) => this.job(text, labels));
+    this.otherOrders = new LabelPriors(engine, (text, labels) => this.job(text, labels, OTHER_SHIFTS));
   }
 
-  /** The job that scores every label for one text (a sample of it when it is long). */
-  private job(text: string, labels: Label[]): ScoreJob {
+  /**
+   * The job that scores every label for one text (a sample of it when it is long): one branch per
+   * order the labels are listed in (cyclic shifts, see rotated), each scoring the same options.
+   */
+  private job(text: string, labels: Label[], shifts: number[] = [0]): ScoreJob {
     return {
       prefix: this.prompt.prefix(`Text: ${this.reader.sample(text).text}\n\n`),
-      branches: [this.prompt.branch(`Labels:\n${labelList(labels)}\n\nThe best label:`)],
+      branches: shifts.map((k) => this.prompt.branch(`Labels:\n${labelList(rotated(labels, k))}\n\nThe best label:`)),
       options: this.prompt.choices(labels.map((l) => l.name)),
     };
   }
@@ -55,12 +88,23 @@ export class Classify {
    */
   async classified(score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>, texts: string[], labels: Label[]): Promise<{ results: ClassifyResult[]; scored: ScoreResult[] }> {
     const [prior, scored] = await Promise.all([this.priors.of(labels), score(texts.map((t) => this.job(t, labels)))]);
-    return { results: scored.map((r) => this.decide(labels, r, prior)), scored };
+    const first = scored.map((r) => calibrated(r.logprobs, prior));
+    // A small model prefers labels by their place in the list; where the first reading is close,
+    // the labels are read again in the other orders and each label's score is averaged over all.
+    const close = texts.flatMap((_, i) => (labels.length > 2 && gap(first[i]!) < CLOSE ? [i] : []));
+    if (close.length > 0) {
+      const [otherPrior, again] = await Promise.all([this.otherOrders.of(labels), score(close.map((i) => this.job(texts[i]!, labels, OTHER_SHIFTS)))]);
+      close.forEach((i, j) => {
+        first[i] = mean([first[i]!, ...rows(calibrated(again[j]!.logprobs, otherPrior), labels.length)]);
+        scored[i] = { ...scored[i]!, promptTokens: scored[i]!.promptTokens + again[j]!.promptTokens, decodeMs: scored[i]!.decodeMs + again[j]!.decodeMs };
+      });
+    }
+    return { results: first.map((z) => this.decide(labels, z)), scored };
   }
 
-  /** The labels' probabilities: the model's scores with the label set's prior divided out. */
-  private decide(labels: Label[], scored: ScoreResult, prior: number[]): ClassifyResult {
-    const p = normalise(calibrated(scored.logprobs, prior));
+  /** The labels' probabilities from their calibrated scores, at the fitted temperature. */
+  private decide(labels: Label[], z: number[]): ClassifyResult {
+    const p = normalise(z, temperature(calibration.classify, labels.length));
     const best = argmax(p);
     return {
       label: labels[best]!.name,

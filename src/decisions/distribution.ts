@@ -1,10 +1,56 @@
-// Turning option log-probabilities into the spec's numbers.
+// Turning option log-probabilities into the spec's numbers, through the calibration maps fitted by
+// bench/calibrate.ts and shipped as data with their provenance (calibration.json, see
+// docs/capabilities.md "Calibration").
+import { readFileSync } from 'node:fs';
 
-/** Normalised probabilities (softmax) of log-probabilities. */
-export function normalise(logprobs: ArrayLike<number>): number[] {
+/** Platt scaling of a log-odds x: sigmoid(a x + b); verify adds `agree` times +1 / -1 / 0. */
+export interface Platt {
+  a: number;
+  b: number;
+  agree?: number;
+}
+
+/** Softmax temperatures by option count: keys "lo-hi" (inclusive), the first range holding n applies. */
+export type Temperatures = Record<string, number>;
+
+export interface Calibration {
+  'yes-no': Platt;
+  verify: Platt;
+  classify: Temperatures;
+  rate: Temperatures;
+}
+
+/** The uncalibrated numbers: what bench/calibrate.ts fits on (bench/eval --raw). */
+export const IDENTITY: Calibration = { 'yes-no': { a: 1, b: 0 }, verify: { a: 1, b: 0, agree: 0 }, classify: {}, rate: {} };
+
+/** In effect for every decision; bench/eval --raw replaces it with IDENTITY. */
+export const calibration: Calibration = JSON.parse(readFileSync(new URL('../../../src/decisions/calibration.json', import.meta.url), 'utf8')).parameters;
+
+export function sigmoid(x: number): number {
+  return 1 / (1 + Math.exp(-x));
+}
+
+/** A calibrated probability from log-odds (and, for verify, whether a value found agrees: +1, -1, 0). */
+export function platt(map: Platt, logOdds: number, agree = 0): number {
+  return sigmoid(map.a * logOdds + map.b + (map.agree ?? 0) * agree);
+}
+
+/** Whether a range "lo-hi" of option counts holds n. */
+export function holds(range: string, n: number): boolean {
+  const [lo, hi = lo] = range.split('-').map(Number);
+  return n >= lo! && n <= hi!;
+}
+
+export function temperature(table: Temperatures, options: number): number {
+  for (const [range, t] of Object.entries(table)) if (holds(range, options)) return t;
+  return 1;
+}
+
+/** Normalised probabilities (softmax) of log-probabilities, divided by a temperature first. */
+export function normalise(logprobs: ArrayLike<number>, t = 1): number[] {
   let max = -Infinity;
   for (let i = 0; i < logprobs.length; i++) max = Math.max(max, logprobs[i]!);
-  const exp = Array.from(logprobs, (x) => Math.exp(x - max));
+  const exp = Array.from(logprobs, (x) => Math.exp((x - max) / t));
   const sum = exp.reduce((a, b) => a + b, 0);
   return exp.map((x) => x / sum);
 }
@@ -21,4 +67,3 @@ export function argmax(p: number[]): number {
   for (let i = 1; i < p.length; i++) if (p[i]! > p[best]!) best = i;
   return best;
 }
-

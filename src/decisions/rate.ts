@@ -2,7 +2,7 @@
 // each level's number. The scale comes before the text, so it is cached across calls.
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
-import { argmax, confidence, normalise } from './distribution.js';
+import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { Prompt } from './prompt.js';
 import { shaped, textsOf, type TextInput } from './texts.js';
 import { Reader } from './windows.js';
@@ -42,7 +42,7 @@ export class Rate {
     }));
     const scored = await this.engine.score(jobs, signal);
     const results = scored.map((r): RateResult => {
-      const p = normalise(r.logprobs);
+      const p = normalise(r.logprobs, temperature(calibration.rate, input.scale.length));
       const level = argmax(p);
       return {
         score: p.reduce((s, x, i) => s + x * i, 0),

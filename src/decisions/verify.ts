@@ -3,6 +3,7 @@
 // matches 3), and the model's probability that the text states this value for the field.
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
+import { calibration, platt } from './distribution.js';
 import { numberIn } from './numbers.js';
 import { Prompt } from './prompt.js';
 import { Source } from './source.js';
@@ -68,9 +69,11 @@ export class Verify {
       const given = spans.length > 0 && r.noneLogprobs[0]! <= spans[0]!.firstLogprob;
       const values = given ? spans.map((s) => source.span(s.start, s.end)?.text).filter((t): t is string => !!t) : [];
       const [yes, no] = r.firstLogprobs.subarray(2, 4); // the check branch: Yes, No
-      const probability = 1 / (1 + Math.exp(no! - yes!));
-      // What the text gives decides when it gives something; otherwise the model's judgement does.
-      const matches = values.length > 0 ? values.some((v) => agrees(v, input.value)) : probability >= 0.5;
+      // The model's judgement and whether a value the text gives agrees (+1), none does (-1) or the
+      // text gives none (0), mapped to one probability by the fitted map; it decides.
+      const agreement = values.length === 0 ? 0 : values.some((v) => agrees(v, input.value)) ? 1 : -1;
+      const probability = platt(calibration.verify, yes! - no!, agreement);
+      const matches = probability >= 0.5;
       return { matches, probability, found: [...new Set(values)] };
     });
     return {

@@ -3,6 +3,7 @@
 import type { Engine } from '../engine/engine.js';
 import { ServiceError } from '../errors.js';
 import { charsOf, type Billed } from './billing.js';
+import { calibration, platt } from './distribution.js';
 import { Prompt } from './prompt.js';
 import { Reader } from './windows.js';
 
@@ -107,6 +108,6 @@ function judge(statement: string, logprobs: Float32Array, branch: number): YesNo
   const row = Array.from(logprobs.subarray(branch * n, branch * n + n), Math.exp);
   const yes = row.slice(0, YES.length).reduce((a, b) => a + b, 0);
   const no = row.slice(YES.length).reduce((a, b) => a + b, 0);
-  const probability = yes / (yes + no);
+  const probability = platt(calibration['yes-no'], Math.log(yes) - Math.log(no));
   return { statement, answer: probability >= 0.5, probability };
 }
