@@ -14,7 +14,10 @@
 // of the set pooled, and the worst file). Whisper's words are cached by audio hash in the
 // system's temp folder, so a re-run only re-diarizes.
 //
-//   node dist/bench/diarize.js [--seed N] [--synthetic N] [--recorded N] [--only short|long]
+//   node dist/bench/diarize.js [--seed N] [--synthetic N] [--recorded N] [--only short|long] [--words script]
+//
+// --words script gives the synthetic dialogs their script's word times (spread over each turn by
+// letter count) instead of whisper's: a quicker check while developing.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,19 +46,12 @@ import {
   spoken,
   telephoneCall,
   voiceName,
+  withWords,
   type Conversation,
   type Turn,
 } from '../test/helpers/speech-conversation.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const { values: args } = parseArgs({
-  options: {
-    seed: { type: 'string', default: '1' },
-    synthetic: { type: 'string', default: '30' },
-    recorded: { type: 'string', default: '15' },
-    only: { type: 'string' },
-  },
-});
 
 /** espeak-ng voices for the synthetic dialogs: sex, accent and pitch differ between them. */
 export const VOICE_POOL: readonly Omit<Turn, 'text'>[] = [
@@ -116,9 +112,12 @@ export function syntheticDialog(seed: number, index: number): { name: string; co
     cursor += words;
     return { turn, pcm };
   });
-  const conversation = joined(
-    turns.map(({ turn, pcm }) => ({ speaker: voiceName(turn), pcm })),
-    { seed: seed * 1000 + index, minGap: 0.1, maxGap: 0.5 },
+  const conversation = withWords(
+    joined(
+      turns.map(({ turn, pcm }) => ({ speaker: voiceName(turn), pcm })),
+      { seed: seed * 1000 + index, minGap: 0.1, maxGap: 0.5 },
+    ),
+    turns.map(({ turn }) => turn.text),
   );
   return { name: `synthetic ${index}: ${conversation.voices.join(' / ')}`, conversation };
 }
@@ -210,80 +209,94 @@ function summary(set: string, rows: (Row & { correct: number })[]) {
   return { ...out, rows: rows.map(({ correct: _, ...r }) => r) };
 }
 
-ensureSpeechTools();
-await speakerEncoder();
-const seed = Number(args.seed);
-const sets = [];
-
-if (args.only !== 'long') {
-  const settings = audioSettings();
-  const engine = await Engine.open({ modelPath: await testModelPath(), slots: 1, threads: 2, queue: 1, contextSize: 512, batchSize: 64 });
-  const vad = settings.vad === 'none' ? undefined : await resolveModel(settings.vad);
-  await engine.loadWhisper(await resolveWhisperModel(settings.model, { path: settings.modelPath }), findWhisperModel(settings.model)?.alignmentHeads ?? '', vad);
-  const transcription = new Transcription(engine, settings);
-  const viaWhisper = async (name: string, c: Conversation) => {
-    const words = await whisperWords(transcription, c.pcm);
-    return measure(name, c.pcm, words, words.map((w) => speakerAt(c, (w.start + w.end) / 2)), c.voices.length);
-  };
-
-  const synthetic = [];
-  for (let i = 0; i < Number(args.synthetic); i++) {
-    const { name, conversation } = syntheticDialog(seed, i);
-    synthetic.push(await viaWhisper(name, conversation));
-  }
-  sets.push(summary('short turns, synthetic voices', synthetic));
-
-  const voices = recordedVoices();
-  const recorded = [];
-  for (let i = 0; i < Number(args.recorded); i++) {
-    const { name, conversation } = recordedDialog(voices, seed, i);
-    recorded.push(await viaWhisper(name, conversation));
-  }
-  sets.push(summary('short turns, recorded speakers', recorded));
-
-  // The call, whole: words inside overlapped speech are left out of the score.
-  const call = telephoneCall();
-  const names = [...new Set(call.turns.map((t) => t.speaker))];
-  const callWords = await whisperWords(transcription, call.pcm);
-  const scored = callWords.map((w) => {
-    const middle = (w.start + w.end) / 2;
-    const who = new Set(call.turns.filter((t) => t.start <= middle && middle < t.end).map((t) => names.indexOf(t.speaker)));
-    return who.size === 1 ? [...who][0] : -1;
+async function main(): Promise<void> {
+  const { values: args } = parseArgs({
+    options: {
+      seed: { type: 'string', default: '1' },
+      synthetic: { type: 'string', default: '30' },
+      recorded: { type: 'string', default: '15' },
+      only: { type: 'string' },
+      words: { type: 'string', default: 'whisper' },
+    },
   });
-  const labels = await diarize(call.pcm, callWords);
-  const kept = scored.map((s, i) => [s, labels[i]]).filter(([s]) => s >= 0);
-  sets.push(
-    summary('real telephone call (pyannote sample, 2 women)', [
-      {
-        name: 'pyannote sample.wav',
-        audioSeconds: 30,
-        words: kept.length,
-        speakers: names.length,
-        found: new Set(labels).size,
-        accuracy: Number(matchedAccuracy(kept.map(([s]) => s), kept.map(([, l]) => l)).toFixed(4)),
-        correct: Math.round(matchedAccuracy(kept.map(([s]) => s), kept.map(([, l]) => l)) * kept.length),
-        ms: 0,
-      },
-    ]),
-  );
-  await engine.close();
-}
+  ensureSpeechTools();
+  await speakerEncoder();
+  const seed = Number(args.seed);
+  const sets = [];
 
-if (args.only !== 'short') {
-  const long = [];
-  for (const c of LONG_CASES) {
-    const conversation = scripted(c.voices, c.pattern, c);
-    long.push(await measure(c.name, conversation.pcm, conversation.words, conversation.words.map((w) => w.speaker), c.voices.length));
+  if (args.only !== 'long') {
+    const settings = audioSettings();
+    const engine = await Engine.open({ modelPath: await testModelPath(), slots: 1, threads: 2, queue: 1, contextSize: 512, batchSize: 64 });
+    const vad = settings.vad === 'none' ? undefined : await resolveModel(settings.vad);
+    await engine.loadWhisper(await resolveWhisperModel(settings.model, { path: settings.modelPath }), findWhisperModel(settings.model)?.alignmentHeads ?? '', vad);
+    const transcription = new Transcription(engine, settings);
+    const viaWhisper = async (name: string, c: Conversation) => {
+      const words = args.words === 'script' && c.words.length ? c.words : await whisperWords(transcription, c.pcm);
+      return measure(name, c.pcm, words, words.map((w) => speakerAt(c, (w.start + w.end) / 2)), c.voices.length);
+    };
+
+    const synthetic = [];
+    for (let i = 0; i < Number(args.synthetic); i++) {
+      const { name, conversation } = syntheticDialog(seed, i);
+      synthetic.push(await viaWhisper(name, conversation));
+    }
+    if (synthetic.length) sets.push(summary('short turns, synthetic voices', synthetic));
+
+    const voices = recordedVoices();
+    const recorded = [];
+    for (let i = 0; i < Number(args.recorded); i++) {
+      const { name, conversation } = recordedDialog(voices, seed, i);
+      recorded.push(await viaWhisper(name, conversation));
+    }
+    if (recorded.length) sets.push(summary('short turns, recorded speakers', recorded));
+
+    // The call, whole: words inside overlapped speech are left out of the score.
+    const call = telephoneCall();
+    const names = [...new Set(call.turns.map((t) => t.speaker))];
+    const callWords = await whisperWords(transcription, call.pcm);
+    const scored = callWords.map((w) => {
+      const middle = (w.start + w.end) / 2;
+      const who = new Set(call.turns.filter((t) => t.start <= middle && middle < t.end).map((t) => names.indexOf(t.speaker)));
+      return who.size === 1 ? [...who][0] : -1;
+    });
+    const labels = await diarize(call.pcm, callWords);
+    const kept = scored.map((s, i) => [s, labels[i]]).filter(([s]) => s >= 0);
+    sets.push(
+      summary('real telephone call (pyannote sample, 2 women)', [
+        {
+          name: 'pyannote sample.wav',
+          audioSeconds: 30,
+          words: kept.length,
+          speakers: names.length,
+          found: new Set(labels).size,
+          accuracy: Number(matchedAccuracy(kept.map(([s]) => s), kept.map(([, l]) => l)).toFixed(4)),
+          correct: Math.round(matchedAccuracy(kept.map(([s]) => s), kept.map(([, l]) => l)) * kept.length),
+          ms: 0,
+        },
+      ]),
+    );
+    await engine.close();
   }
-  sets.push(summary('long turns (exact word times)', long));
+
+  if (args.only !== 'short') {
+    const long = [];
+    for (const c of LONG_CASES) {
+      const conversation = scripted(c.voices, c.pattern, c);
+      long.push(await measure(c.name, conversation.pcm, conversation.words, conversation.words.map((w) => w.speaker), c.voices.length));
+    }
+    sets.push(summary('long turns (exact word times)', long));
+  }
+
+  const report = {
+    command: `node dist/bench/diarize.js --seed ${seed} --synthetic ${args.synthetic} --recorded ${args.recorded}${args.only ? ` --only ${args.only}` : ''}`,
+    date: new Date().toISOString(),
+    machine: '2 cores (shared with other work while measured), no GPU',
+    defaults: DIARIZE_DEFAULTS,
+    sets,
+  };
+  mkdirSync(`${root}bench/results`, { recursive: true });
+  writeFileSync(`${root}bench/results/diarize.json`, `${JSON.stringify(report, null, 2)}\n`);
 }
 
-const report = {
-  command: `node dist/bench/diarize.js --seed ${seed} --synthetic ${args.synthetic} --recorded ${args.recorded}${args.only ? ` --only ${args.only}` : ''}`,
-  date: new Date().toISOString(),
-  machine: '2 cores (shared with other work while measured), no GPU',
-  defaults: DIARIZE_DEFAULTS,
-  sets,
-};
-mkdirSync(`${root}bench/results`, { recursive: true });
-writeFileSync(`${root}bench/results/diarize.json`, `${JSON.stringify(report, null, 2)}\n`);
+// Run as a program (the generators above are also imported by development scripts).
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

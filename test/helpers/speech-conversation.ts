@@ -92,20 +92,25 @@ export function spoken(turn: Turn): Float32Array {
  * seconds (and half a second of silence at both ends).
  */
 export function conversation(turns: readonly Turn[], opts: { minGap?: number; maxGap?: number; seed?: number } = {}): Conversation {
-  const c = joined(turns.map((turn) => ({ speaker: voiceName(turn), pcm: spoken(turn) })), opts);
-  turns.forEach((turn, i) => {
+  return withWords(joined(turns.map((turn) => ({ speaker: voiceName(turn), pcm: spoken(turn) })), opts), turns.map((t) => t.text));
+}
+
+/** `c` with the words of each turn's text spread over the turn by letter count. */
+export function withWords(c: Conversation, texts: readonly string[]): Conversation {
+  const words: SpokenWord[] = [];
+  texts.forEach((text, i) => {
     const { start, end, speaker } = c.turns[i];
-    const tokens = turn.text.split(/\s+/).filter(Boolean);
+    const tokens = text.split(/\s+/).filter(Boolean);
     const letters = tokens.map((t) => t.replace(/[^\p{L}\p{N}]/gu, '').length + 1);
     const total = letters.reduce((a, b) => a + b, 0);
     let offset = 0;
     tokens.forEach((word, k) => {
       const from = start + (offset / total) * (end - start);
       offset += letters[k];
-      c.words.push({ word, start: from, end: start + (offset / total) * (end - start), speaker });
+      words.push({ word, start: from, end: start + (offset / total) * (end - start), speaker });
     });
   });
-  return c;
+  return { ...c, words };
 }
 
 /**
