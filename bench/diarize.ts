@@ -1,20 +1,146 @@
-// Diarization on espeak-ng conversations made here (2, 3 and 4 speakers, different voice
-// families and variants, short turn gaps, a 5-minute file, one single-speaker control): speakers
-// found and the share of words given the right speaker after best label matching, over a sweep
-// of the clustering threshold, plus speed at the default threshold. Prints a table, writes bench/results/diarize.json.
+// Diarization, measured three ways. Prints tables, writes bench/results/diarize.json.
 //
-//   node dist/bench/diarize.js
-import { mkdirSync, writeFileSync } from 'node:fs';
+//   - short turns, synthetic: dialogs of 2-4 espeak-ng voices (different sex, accent and pitch)
+//     with turns of 2-5 s, generated from a seed;
+//   - short turns, recorded: dialogs stitched from pieces (2-5 s) of real speakers (a LibriVox
+//     reader, J. F. Kennedy, the two callers of pyannote's sample call), generated from a seed;
+//     plus that call itself, whole;
+//   - long files: the espeak-ng conversations with long turns of the first measurements (2-4
+//     voices, a 5-minute file, one single-voice control), with their exact word times.
+//
+// The short-turn sets go through whisper as a request does (src/audio/transcription.ts) and a
+// word's true speaker is the one speaking at its middle. Per set: files whose speaker count is
+// right, and words on the right speaker after the best one-to-one matching of labels (all words
+// of the set pooled, and the worst file). Whisper's words are cached by audio hash in the
+// system's temp folder, so a re-run only re-diarizes.
+//
+//   node dist/bench/diarize.js [--seed N] [--synthetic N] [--recorded N] [--only short|long] [--words script]
+//
+// --words script gives the synthetic dialogs their script's word times (spread over each turn by
+// letter count) instead of whisper's: a quicker check while developing.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { NativeSpeakerEncoder } from '../src/binding.js';
+import { parseArgs } from 'node:util';
 import { DIARIZE_DEFAULTS, diarize } from '../src/audio/diarize.js';
 import { speakerEncoder } from '../src/audio/speaker-model.js';
-import { ensureSpeechTools, matchedAccuracy, scripted, type Conversation } from '../test/helpers/speech-conversation.js';
+import { audioSettings } from '../src/audio/limits.js';
+import { Transcription } from '../src/audio/transcription.js';
+import type { Word } from '../src/audio/words.js';
+import { Engine } from '../src/engine/engine.js';
+import { resolveModel } from '../src/models/store.js';
+import { findWhisperModel, resolveWhisperModel } from '../src/models/whisper-models.js';
+import { wavOf } from '../test/audio/speech.js';
+import { testModelPath } from '../test/helpers/model.js';
+import {
+  ensureSpeechTools,
+  joined,
+  LINES,
+  matchedAccuracy,
+  recordedVoices,
+  scripted,
+  seeded,
+  speakerAt,
+  spoken,
+  telephoneCall,
+  voiceName,
+  withWords,
+  type Conversation,
+  type Turn,
+} from '../test/helpers/speech-conversation.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The conversations: voices and the order of their turns. */
-export const CASES: { name: string; voices: string[]; pattern: number[]; seed: number; minGap?: number; maxGap?: number }[] = [
+/** espeak-ng voices for the synthetic dialogs: sex, accent and pitch differ between them. */
+export const VOICE_POOL: readonly Omit<Turn, 'text'>[] = [
+  { voice: 'en-us+m3' }, // US, male
+  { voice: 'en+f2' }, // British, female
+  { voice: 'en-us+f4' }, // US, female
+  { voice: 'en+m7' }, // British, male
+  { voice: 'en-gb-scotland' }, // Scottish, male
+  { voice: 'en-029+f3' }, // Caribbean, female
+  { voice: 'en-us+m1', pitch: 25 }, // US, male, low
+  { voice: 'en-gb-x-rp+f5', pitch: 75 }, // received pronunciation, female, high
+  { voice: 'en-us-nyc+m2', pitch: 65 }, // New York, male, high
+  { voice: 'en-gb-x-gbclan+f1', pitch: 35 }, // Lancaster, female, low
+];
+
+/** Words to speak, in order: the conversation lines run together. */
+const WORDS = LINES.join(' ').split(/\s+/);
+
+/** `count` distinct items of `from`, in random order. */
+function pick<T>(from: readonly T[], count: number, random: () => number): T[] {
+  const rest = [...from];
+  return Array.from({ length: Math.min(count, rest.length) }, () => rest.splice(Math.floor(random() * rest.length), 1)[0]);
+}
+
+/** Speaker order for `turns` turns of `voices` voices: every voice early, never the same twice in a row. */
+function turnOrder(voices: number, turns: number, random: () => number): number[] {
+  const order = pick([...Array(voices).keys()], voices, random);
+  while (order.length < turns) {
+    const next = Math.floor(random() * (voices - 1));
+    order.push(next >= order[order.length - 1] ? next + 1 : next);
+  }
+  return order;
+}
+
+/**
+ * Synthetic dialog `index` of the set made from `seed`: 2, 3 or 4 voices (in turn), 2 turns per
+ * voice plus 0-2, each turn aiming at 2-5 s of speech (words are added or dropped until it does),
+ * gaps of 0.1-0.5 s.
+ */
+export function syntheticDialog(seed: number, index: number): { name: string; conversation: Conversation } {
+  const random = seeded(seed * 1000 + index);
+  const count = 2 + (index % 3);
+  const voices = pick(VOICE_POOL, count, random);
+  const order = turnOrder(count, 2 * count + Math.floor(random() * 3), random);
+  let cursor = Math.floor(random() * WORDS.length);
+  const turns = order.map((v) => {
+    const target = 2 + 3 * random();
+    let words = Math.round(target * 2.6);
+    let turn = { ...voices[v], text: '' };
+    let pcm: Float32Array = new Float32Array(0);
+    for (let attempt = 0; attempt < 4; attempt++) {
+      turn = { ...voices[v], text: Array.from({ length: words }, (_, k) => WORDS[(cursor + k) % WORDS.length]).join(' ') };
+      pcm = spoken(turn);
+      const seconds = pcm.length / 16000;
+      if (seconds >= 2 && seconds <= 5) break;
+      words = Math.max(2, Math.round((words * target) / seconds));
+    }
+    cursor += words;
+    return { turn, pcm };
+  });
+  const conversation = withWords(
+    joined(
+      turns.map(({ turn, pcm }) => ({ speaker: voiceName(turn), pcm })),
+      { seed: seed * 1000 + index, minGap: 0.1, maxGap: 0.5 },
+    ),
+    turns.map(({ turn }) => turn.text),
+  );
+  return { name: `synthetic ${index}: ${conversation.voices.join(' / ')}`, conversation };
+}
+
+/**
+ * Recorded dialog `index` of the set made from `seed`: 2, 3 or 4 real speakers (in turn), each
+ * piece used at most once per dialog, 2 turns per speaker plus 0-2 while pieces last, gaps of
+ * 0.1-0.5 s.
+ */
+export function recordedDialog(voices: ReturnType<typeof recordedVoices>, seed: number, index: number): { name: string; conversation: Conversation } {
+  const random = seeded(seed * 1000 + 500 + index);
+  const chosen = pick(voices, 2 + (index % 3), random).map((v) => ({ speaker: v.speaker, left: pick(v.pieces, v.pieces.length, random) }));
+  const order = turnOrder(chosen.length, 2 * chosen.length + Math.floor(random() * 3), random);
+  const pieces = order.flatMap((v) => {
+    const pcm = chosen[v].left.pop();
+    return pcm ? [{ speaker: chosen[v].speaker, pcm }] : [];
+  });
+  const conversation = joined(pieces, { seed: seed * 1000 + 500 + index, minGap: 0.1, maxGap: 0.5 });
+  return { name: `recorded ${index}: ${conversation.voices.join(' / ')}`, conversation };
+}
+
+/** The conversations with long turns of the first measurements: voices and turn order. */
+export const LONG_CASES: { name: string; voices: string[]; pattern: number[]; seed: number; minGap?: number; maxGap?: number }[] = [
   { name: '2: en-us+m3 / en+f2', voices: ['en-us+m3', 'en+f2'], pattern: [0, 1, 0, 1, 0, 1, 0, 1, 0, 1], seed: 1 },
   { name: '3: en-us+m3 / en+f2 / en+m7', voices: ['en-us+m3', 'en+f2', 'en+m7'], pattern: [0, 1, 2, 1, 0, 2, 0, 1, 2, 0, 1, 2], seed: 2 },
   { name: '2 male: en-us+m3 / en+m7', voices: ['en-us+m3', 'en+m7'], pattern: [0, 1, 0, 1, 1, 0, 1, 0, 0, 1], seed: 3 },
@@ -26,84 +152,151 @@ export const CASES: { name: string; voices: string[]; pattern: number[]; seed: n
   { name: '1: en-us+m3 alone', voices: ['en-us+m3'], pattern: [0, 0, 0, 0, 0, 0, 0, 0], seed: 7 },
 ];
 
-const THRESHOLDS = [0.7, 0.74, 0.76, 0.78, 0.8, 0.82, 0.84, 0.85, 0.86, 0.88, 0.9, 0.92];
+/** Whisper's words for `pcm`, as a request gets them; cached by audio hash. */
+async function whisperWords(transcription: Transcription, pcm: Float32Array): Promise<Word[]> {
+  const wav = wavOf(pcm, 16000);
+  const dir = join(tmpdir(), 'dm-diarize-bench');
+  const file = join(dir, `${createHash('sha256').update(wav).update(transcription.settings.model).digest('hex').slice(0, 24)}.json`);
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Word[];
+  const { body } = await transcription.run(wav, false);
+  const words = body.segments.flatMap((s) => s.words.map(({ word, start, end }) => ({ word, start, end })));
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(file, JSON.stringify(words));
+  return words;
+}
 
-/** Remembers embeddings per (pcm, windows), so a threshold sweep embeds each file once. */
-function caching(encoder: NativeSpeakerEncoder): NativeSpeakerEncoder {
-  const memo = new WeakMap<Float32Array, Map<string, Promise<Float32Array>>>();
+interface Row {
+  name: string;
+  audioSeconds: number;
+  words: number;
+  speakers: number;
+  found: number;
+  accuracy: number;
+  ms: number;
+}
+
+/** Diarizes one file; `truth` is each word's true speaker. */
+async function measure(name: string, pcm: Float32Array, words: readonly { start: number; end: number }[], truth: number[], speakers: number): Promise<Row & { correct: number }> {
+  const started = performance.now();
+  const labels = await diarize(pcm, words);
+  const ms = performance.now() - started;
+  const accuracy = words.length ? matchedAccuracy(truth, labels) : 1;
   return {
-    dims: encoder.dims,
-    embed(pcm, starts, lengths, gain) {
-      const byPcm = memo.get(pcm) ?? new Map<string, Promise<Float32Array>>();
-      memo.set(pcm, byPcm);
-      const key = `${starts.join(',')}|${lengths.join(',')}|${gain}`;
-      if (!byPcm.has(key)) byPcm.set(key, encoder.embed(pcm, starts, lengths, gain));
-      return byPcm.get(key) as Promise<Float32Array>;
-    },
+    name,
+    audioSeconds: Number((pcm.length / 16000).toFixed(1)),
+    words: words.length,
+    speakers,
+    found: new Set(labels).size,
+    accuracy: Number(accuracy.toFixed(4)),
+    correct: Math.round(accuracy * words.length),
+    ms: Math.round(ms),
   };
 }
 
-function speakersIn(labels: number[]): number {
-  return new Set(labels).size;
-}
-
-ensureSpeechTools();
-const encoder = await speakerEncoder();
-const cached = caching(encoder);
-const made: { name: string; conversation: Conversation }[] = CASES.map((c) => ({ name: c.name, conversation: scripted(c.voices, c.pattern, c) }));
-
-const sweep = [];
-for (const threshold of THRESHOLDS) {
-  const rows = [];
-  for (const { name, conversation } of made) {
-    const labels = await diarize(conversation.pcm, conversation.words, { encoder: cached, threshold });
-    const truth = conversation.words.map((w) => w.speaker);
-    rows.push({ name, speakers: conversation.voices.length, found: speakersIn(labels), accuracy: matchedAccuracy(truth, labels) });
-  }
-  sweep.push({
-    threshold,
+function summary(set: string, rows: (Row & { correct: number })[]) {
+  const words = rows.reduce((n, r) => n + r.words, 0);
+  const out = {
+    set,
+    files: rows.length,
     countRight: rows.filter((r) => r.found === r.speakers).length,
-    minAccuracy: Math.min(...rows.map((r) => r.accuracy)),
-    rows,
+    countRightShare: Number((rows.filter((r) => r.found === r.speakers).length / rows.length).toFixed(4)),
+    wordAccuracy: Number((rows.reduce((n, r) => n + r.correct, 0) / Math.max(words, 1)).toFixed(4)),
+    worstFileAccuracy: Math.min(...rows.map((r) => r.accuracy)),
+    realTimeFactor: Number((rows.reduce((n, r) => n + r.ms, 0) / 1000 / rows.reduce((n, r) => n + r.audioSeconds, 0)).toFixed(4)),
+  };
+  console.log(`\n${set}: speaker count right in ${out.countRight}/${out.files}, words on the right speaker ${(100 * out.wordAccuracy).toFixed(1)}% (worst file ${(100 * out.worstFileAccuracy).toFixed(1)}%)`);
+  console.table(rows.map(({ correct: _, ...r }) => r));
+  return { ...out, rows: rows.map(({ correct: _, ...r }) => r) };
+}
+
+async function main(): Promise<void> {
+  const { values: args } = parseArgs({
+    options: {
+      seed: { type: 'string', default: '1' },
+      synthetic: { type: 'string', default: '30' },
+      recorded: { type: 'string', default: '15' },
+      only: { type: 'string' },
+      words: { type: 'string', default: 'whisper' },
+    },
   });
+  ensureSpeechTools();
+  await speakerEncoder();
+  const seed = Number(args.seed);
+  const sets = [];
+
+  if (args.only !== 'long') {
+    const settings = audioSettings();
+    const engine = await Engine.open({ modelPath: await testModelPath(), slots: 1, threads: 2, queue: 1, contextSize: 512, batchSize: 64 });
+    const vad = settings.vad === 'none' ? undefined : await resolveModel(settings.vad);
+    await engine.loadWhisper(await resolveWhisperModel(settings.model, { path: settings.modelPath }), findWhisperModel(settings.model)?.alignmentHeads ?? '', vad);
+    const transcription = new Transcription(engine, settings);
+    const viaWhisper = async (name: string, c: Conversation) => {
+      const words = args.words === 'script' && c.words.length ? c.words : await whisperWords(transcription, c.pcm);
+      return measure(name, c.pcm, words, words.map((w) => speakerAt(c, (w.start + w.end) / 2)), c.voices.length);
+    };
+
+    const synthetic = [];
+    for (let i = 0; i < Number(args.synthetic); i++) {
+      const { name, conversation } = syntheticDialog(seed, i);
+      synthetic.push(await viaWhisper(name, conversation));
+    }
+    if (synthetic.length) sets.push(summary('short turns, synthetic voices', synthetic));
+
+    const voices = recordedVoices();
+    const recorded = [];
+    for (let i = 0; i < Number(args.recorded); i++) {
+      const { name, conversation } = recordedDialog(voices, seed, i);
+      recorded.push(await viaWhisper(name, conversation));
+    }
+    if (recorded.length) sets.push(summary('short turns, recorded speakers', recorded));
+
+    // The call, whole: words inside overlapped speech are left out of the score.
+    const call = telephoneCall();
+    const names = [...new Set(call.turns.map((t) => t.speaker))];
+    const callWords = await whisperWords(transcription, call.pcm);
+    const scored = callWords.map((w) => {
+      const middle = (w.start + w.end) / 2;
+      const who = new Set(call.turns.filter((t) => t.start <= middle && middle < t.end).map((t) => names.indexOf(t.speaker)));
+      return who.size === 1 ? [...who][0] : -1;
+    });
+    const labels = await diarize(call.pcm, callWords);
+    const kept = scored.map((s, i) => [s, labels[i]]).filter(([s]) => s >= 0);
+    sets.push(
+      summary('real telephone call (pyannote sample, 2 women)', [
+        {
+          name: 'pyannote sample.wav',
+          audioSeconds: 30,
+          words: kept.length,
+          speakers: names.length,
+          found: new Set(labels).size,
+          accuracy: Number(matchedAccuracy(kept.map(([s]) => s), kept.map(([, l]) => l)).toFixed(4)),
+          correct: Math.round(matchedAccuracy(kept.map(([s]) => s), kept.map(([, l]) => l)) * kept.length),
+          ms: 0,
+        },
+      ]),
+    );
+    await engine.close();
+  }
+
+  if (args.only !== 'short') {
+    const long = [];
+    for (const c of LONG_CASES) {
+      const conversation = scripted(c.voices, c.pattern, c);
+      long.push(await measure(c.name, conversation.pcm, conversation.words, conversation.words.map((w) => w.speaker), c.voices.length));
+    }
+    sets.push(summary('long turns (exact word times)', long));
+  }
+
+  const report = {
+    command: `node dist/bench/diarize.js --seed ${seed} --synthetic ${args.synthetic} --recorded ${args.recorded}${args.only ? ` --only ${args.only}` : ''}`,
+    date: new Date().toISOString(),
+    machine: '2 cores (shared with other work while measured), no GPU',
+    defaults: DIARIZE_DEFAULTS,
+    sets,
+  };
+  mkdirSync(`${root}bench/results`, { recursive: true });
+  writeFileSync(`${root}bench/results/diarize.json`, `${JSON.stringify(report, null, 2)}\n`);
 }
 
-// Speed at the default threshold, uncached (embedding dominates), one file after another.
-const speed = [];
-for (const { name, conversation } of made) {
-  const started = performance.now();
-  const labels = await diarize(conversation.pcm, conversation.words, { encoder });
-  const ms = performance.now() - started;
-  const seconds = conversation.pcm.length / 16000;
-  const truth = conversation.words.map((w) => w.speaker);
-  speed.push({
-    name,
-    audioSeconds: Number(seconds.toFixed(1)),
-    words: conversation.words.length,
-    speakers: conversation.voices.length,
-    found: speakersIn(labels),
-    accuracy: Number(matchedAccuracy(truth, labels).toFixed(4)),
-    ms: Math.round(ms),
-    realTimeFactor: Number((ms / 1000 / seconds).toFixed(4)),
-  });
-}
-
-console.log('threshold sweep (speakers found / word accuracy per conversation):');
-console.log(['threshold', 'count right', 'min acc', ...CASES.map((c) => c.name.split(':')[0])].join('\t'));
-for (const s of sweep) {
-  console.log([s.threshold, `${s.countRight}/${CASES.length}`, s.minAccuracy.toFixed(3), ...s.rows.map((r) => `${r.found}/${(100 * r.accuracy).toFixed(1)}%`)].join('\t'));
-}
-console.log(`\nat the default threshold ${DIARIZE_DEFAULTS.threshold}:`);
-console.table(speed);
-
-const report = {
-  command: 'node dist/bench/diarize.js',
-  date: new Date().toISOString(),
-  machine: '2 cores (shared with other work while measured), no GPU',
-  defaultThreshold: DIARIZE_DEFAULTS.threshold,
-  cases: CASES,
-  sweep,
-  atDefault: speed,
-};
-mkdirSync(`${root}bench/results`, { recursive: true });
-writeFileSync(`${root}bench/results/diarize.json`, `${JSON.stringify(report, null, 2)}\n`);
+// Run as a program (the generators above are also imported by development scripts).
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

@@ -2,16 +2,16 @@
 // found, not given.
 //
 //   1. Speech runs: the transcript's words, split where a pause of `pauseSeconds` or more falls
-//      between two words (a pause is where turns usually change). The word spans are the voice
-//      activity: no separate VAD runs.
+//      between two words (a pause is where turns usually change; short turns in a dialog are
+//      often apart by 0.1-0.3 s). The word spans are the voice activity: no separate VAD runs.
 //   2. Segments: runs cut evenly into pieces of at most `segmentSeconds`, so a turn change
 //      without a pause spoils one short piece, not a whole run.
 //   3. Each segment's embedding is the normalised mean of GE2E embeddings of 1.6 s windows
 //      sliding over it (resemblyzer's embed_utterance; native/speaker_encoder.cpp).
 //   4. Agglomerative clustering of the segments by cosine similarity, average linkage weighted
-//      by duration, merging while the two closest clusters are at least `threshold` alike; then
-//      clusters with too little speech join the nearest voice, voices that sound alike once
-//      pooled merge, and segments move to the nearest voice (speakersOf).
+//      by duration, with a merge threshold that follows how alike one voice's segments are in
+//      this recording (cluster); then clusters with too little speech join the nearest voice,
+//      segments move to the nearest voice, and voices that sound alike once pooled merge.
 //   5. Each word goes to the speaker whose mean embedding the windows over it resemble most;
 //      speakers are numbered in the order their first word is heard.
 import type { NativeSpeakerEncoder } from '../binding.js';
@@ -23,19 +23,29 @@ export interface DiarizeOptions {
   readonly signal?: AbortSignal;
   /** The encoder to use. Default: the process's shared one (speakerEncoder()). */
   readonly encoder?: NativeSpeakerEncoder;
-  /** Cosine similarity two clusters need to be merged. Default DIARIZE_DEFAULTS.threshold. */
-  readonly threshold?: number;
+  /** Changes to the clustering constants (bench/diarize.ts measures them). */
+  readonly tuning?: Partial<Tuning & { pauseSeconds: number; segmentSeconds: number }>;
+}
+
+export interface Tuning {
+  /** Highest similarity two clusters need to merge (see cluster). */
+  readonly threshold: number;
+  /** The need is lowered to the file's typical same-voice similarity less this margin. */
+  readonly margin: number;
+  /** Voices whose mean embeddings are at least this alike are one voice. */
+  readonly sameVoice: number;
+  /** Speech a cluster needs to count as a voice, s; less joins the nearest voice. */
+  readonly minSpeakerSeconds: number;
 }
 
 export const DIARIZE_DEFAULTS = Object.freeze({
-  /** Chosen from bench/diarize.ts (see docs/models.md, "Speakers"). */
-  threshold: 0.84,
-  /** Speech a cluster needs to count as a voice, s; less joins the nearest voice. */
-  minSpeakerSeconds: 4,
-  /** Voices whose mean embeddings are at least this alike are one voice. */
-  centroidThreshold: 0.92,
+  /** Clustering constants, chosen from bench/diarize.ts (see docs/audio.md, "Speakers"). */
+  threshold: 0.8,
+  margin: 0.09,
+  sameVoice: 0.92,
+  minSpeakerSeconds: 2.5,
   /** A silence this long between two words splits a run, s. */
-  pauseSeconds: 0.3,
+  pauseSeconds: 0.15,
   /** Longest segment, s. */
   segmentSeconds: 6,
   /** Window length, s: the encoder's training length. */
@@ -69,16 +79,16 @@ export async function diarize(pcm: Float32Array, words: readonly Span[], options
     const start = Math.min(Math.max(w.start, 0), duration);
     return { start, end: Math.min(Math.max(w.end, start), duration) };
   });
-  const segments = segmentsOf(speechRuns(clamped, DIARIZE_DEFAULTS.pauseSeconds), clamped);
+  const tuning = { ...DIARIZE_DEFAULTS, ...options.tuning };
+  const segments = segmentsOf(speechRuns(clamped, tuning.pauseSeconds), clamped, tuning.segmentSeconds);
   const windows = windowsOf(segments);
   const encoder = options.encoder ?? (await speakerEncoder());
   const dim = encoder.dims.embedding;
   const windowEmbeddings = await embedWindows(encoder, pcm, windows, options.signal);
   const embeddings = segmentEmbeddings(windowEmbeddings, windows, segments.length, dim);
   const weights = segments.map((s) => Math.max(s.end - s.start, DIARIZE_DEFAULTS.minWindowSeconds));
-  const threshold = options.threshold ?? DIARIZE_DEFAULTS.threshold;
-  const labels = speakersOf(embeddings, dim, weights, cluster(embeddings, dim, weights, threshold));
-  const voices = centroids(embeddings, dim, weights, labels);
+  const labels = speakersOf(embeddings, dim, weights, tuning);
+  const voices = new Map([...groupsOf(embeddings, dim, weights, labels)].map(([l, g]) => [l, g.centroid]));
   return firstHeardOrder(assignWords(clamped, segments, windows, windowEmbeddings, voices, labels), clamped);
 }
 
@@ -105,10 +115,10 @@ function speechRuns(words: readonly Span[], pause: number): Stretch[] {
 }
 
 /** Runs cut evenly into segments of at most segmentSeconds; a word goes to the one holding its middle. */
-function segmentsOf(runs: readonly Stretch[], words: readonly Span[]): Stretch[] {
+function segmentsOf(runs: readonly Stretch[], words: readonly Span[], longest: number): Stretch[] {
   const segments: Stretch[] = [];
   for (const run of runs) {
-    const count = Math.max(1, Math.ceil((run.end - run.start) / DIARIZE_DEFAULTS.segmentSeconds));
+    const count = Math.max(1, Math.ceil((run.end - run.start) / longest));
     const length = (run.end - run.start) / count;
     const pieces = Array.from({ length: count }, (_, i) => ({ start: run.start + i * length, end: run.start + (i + 1) * length, words: [] as number[] }));
     for (const i of run.words) {
@@ -170,23 +180,43 @@ function segmentEmbeddings(windowEmbeddings: Float32Array, windows: readonly Win
   return out;
 }
 
-/**
- * Average-linkage agglomerative clustering on cosine similarity (rows are L2-normalised), each
- * row weighted (by its duration). Returns a cluster id per row. Each cluster remembers its most
- * similar neighbour, so a merge costs O(n) plus a rescan of the clusters that pointed at the pair.
- */
-function cluster(embeddings: Float32Array, dim: number, weights: readonly number[], threshold: number): number[] {
+/** Cosine similarity of every pair of rows (rows are L2-normalised), n x n. */
+function similarities(embeddings: Float32Array, dim: number): Float32Array {
   const n = embeddings.length / dim;
   const sim = new Float32Array(n * n);
   for (let i = 0; i < n; i++) {
+    sim[i * n + i] = 1;
     for (let j = i + 1; j < n; j++) {
       let dot = 0;
       for (let k = 0; k < dim; k++) dot += embeddings[i * dim + k] * embeddings[j * dim + k];
       sim[i * n + j] = sim[j * n + i] = dot;
     }
   }
+  return sim;
+}
+
+/**
+ * Average-linkage agglomerative clustering on cosine similarity, each row weighted (by its
+ * duration), merging while the two closest clusters are at least min(threshold, typical - margin)
+ * alike. `typical` is the weighted median, over segments, of a segment's similarity to its most
+ * alike segment not next to it in time: how alike one voice's turns are in this recording.
+ * Recordings differ in that (a clean synthetic voice ~0.9; a reverberant or telephone voice
+ * 0.7-0.8), so a fixed threshold either splits the one or joins the other. Returns a cluster id
+ * (a representative row) per row. Each cluster remembers its most similar neighbour, so a merge
+ * costs O(n) plus a rescan of the clusters that pointed at the pair.
+ */
+function cluster(similarity: Float32Array, weights: readonly number[], tuning: Tuning): number[] {
+  const n = weights.length;
+  const sim = similarity.slice();
+  const alike = weights.map((_, i) => {
+    let most = -1;
+    for (let j = 0; j < n; j++) if (Math.abs(j - i) > 1) most = Math.max(most, sim[i * n + j]);
+    for (let j = 0; most < 0 && j < n; j++) if (j !== i) most = Math.max(most, sim[i * n + j]);
+    return most;
+  });
+  const threshold = Math.min(tuning.threshold, weightedMedian(alike, weights) - tuning.margin);
   const weight = [...weights];
-  const owner = Array.from({ length: n }, (_, i) => i); // row -> cluster (a representative row)
+  const owner = Array.from({ length: n }, (_, i) => i);
   const active = new Set(owner);
   const best = new Int32Array(n).fill(-1);
   const rescan = (i: number): void => {
@@ -194,7 +224,6 @@ function cluster(embeddings: Float32Array, dim: number, weights: readonly number
     for (const k of active) if (k !== i && (best[i] < 0 || sim[i * n + k] > sim[i * n + best[i]])) best[i] = k;
   };
   for (const i of active) rescan(i);
-
   while (active.size > 1) {
     let a = -1;
     for (const i of active) if (best[i] >= 0 && (a < 0 || sim[i * n + best[i]] > sim[a * n + best[a]])) a = i;
@@ -217,47 +246,75 @@ function cluster(embeddings: Float32Array, dim: number, weights: readonly number
   return owner;
 }
 
+function weightedMedian(values: readonly number[], weights: readonly number[]): number {
+  const order = values.map((_, i) => i).sort((a, b) => values[a] - values[b]);
+  const half = weights.reduce((s, w) => s + w, 0) / 2;
+  let sum = 0;
+  for (const i of order) if ((sum += weights[i]) >= half) return values[i];
+  return values[order[order.length - 1]];
+}
+
 /**
- * Turns a fine clustering into speakers: clusters holding less than minSpeakerSeconds of speech
- * join the nearest larger one (a lone odd segment is not a voice), clusters whose mean
- * embeddings are at least centroidThreshold alike are joined, and finally every segment moves to
- * the speaker whose mean embedding it is closest to, until nothing moves. Returns a speaker id per row.
+ * Speakers of the segments: clustered (cluster), small clusters folded in and segments moved to
+ * their nearest voice (refine), then voices at least sameVoice alike joined. A speaker id per row.
  */
-function speakersOf(embeddings: Float32Array, dim: number, weights: readonly number[], fine: readonly number[]): number[] {
-  const { minSpeakerSeconds, centroidThreshold } = DIARIZE_DEFAULTS;
-  let labels = [...fine];
-  const groups = (): Map<number, { weight: number; centroid: Float32Array }> => {
-    const out = new Map<number, { weight: number; centroid: Float32Array }>();
-    labels.forEach((l, i) => {
-      const g = out.get(l) ?? { weight: 0, centroid: new Float32Array(dim) };
-      g.weight += weights[i];
-      for (let k = 0; k < dim; k++) g.centroid[k] += weights[i] * embeddings[i * dim + k];
-      out.set(l, g);
-    });
-    for (const g of out.values()) normalise(g.centroid);
-    return out;
-  };
-  const nearest = (v: Float32Array, among: Map<number, { centroid: Float32Array }>): number => {
-    let best = -1;
-    let bestSim = -Infinity;
-    for (const [l, g] of among) {
-      const sim = dot(v, g.centroid);
-      if (sim > bestSim) [best, bestSim] = [l, sim];
-    }
-    return best;
-  };
+function speakersOf(embeddings: Float32Array, dim: number, weights: readonly number[], tuning: Tuning): number[] {
+  if (weights.length < 2) return weights.map(() => 0);
+  const fine = cluster(similarities(embeddings, dim), weights, tuning);
+  return joinAlike(embeddings, dim, weights, refine(embeddings, dim, weights, fine, tuning), tuning.sameVoice);
+}
 
-  // Small clusters join the nearest large one (all one speaker when none is large).
-  let all = groups();
-  const large = new Map([...all].filter(([, g]) => g.weight >= minSpeakerSeconds));
-  if (large.size === 0) return labels.map(() => 0);
-  labels = labels.map((l) => (large.has(l) ? l : nearest((all.get(l) as { centroid: Float32Array }).centroid, large)));
+type Groups = Map<number, { weight: number; centroid: Float32Array }>;
 
-  // Speakers that sound alike once their segments are pooled are one speaker.
+/** Each label's total weight and mean embedding (L2-normalised). */
+function groupsOf(embeddings: Float32Array, dim: number, weights: readonly number[], labels: readonly number[]): Groups {
+  const out: Groups = new Map();
+  labels.forEach((l, i) => {
+    const g = out.get(l) ?? { weight: 0, centroid: new Float32Array(dim) };
+    g.weight += weights[i];
+    for (let k = 0; k < dim; k++) g.centroid[k] += weights[i] * embeddings[i * dim + k];
+    out.set(l, g);
+  });
+  for (const g of out.values()) normalise(g.centroid);
+  return out;
+}
+
+function nearest(v: Float32Array, among: Groups): number {
+  let best = -1;
+  let bestSim = -Infinity;
+  for (const [l, g] of among) {
+    const sim = dot(v, g.centroid);
+    if (sim > bestSim) [best, bestSim] = [l, sim];
+  }
+  return best;
+}
+
+/**
+ * Clusters with less than minSpeakerSeconds of speech join the nearest larger one (a lone odd
+ * segment is not a voice), then every segment moves to the cluster whose mean embedding it is
+ * closest to, until nothing moves (bounded: it converges in a few rounds).
+ */
+function refine(embeddings: Float32Array, dim: number, weights: readonly number[], fine: readonly number[], tuning: Tuning): number[] {
+  const all = groupsOf(embeddings, dim, weights, fine);
+  const large: Groups = new Map([...all].filter(([, g]) => g.weight >= tuning.minSpeakerSeconds));
+  if (large.size === 0) return fine.map(() => fine[0]);
+  let labels = fine.map((l) => (large.has(l) ? l : nearest((all.get(l) as { centroid: Float32Array }).centroid, large)));
+  for (let round = 0; round < 10; round++) {
+    const groups = groupsOf(embeddings, dim, weights, labels);
+    const next = labels.map((_, i) => nearest(embeddings.subarray(i * dim, (i + 1) * dim), groups));
+    if (next.every((l, i) => l === labels[i])) break;
+    labels = next;
+  }
+  return labels;
+}
+
+/** Joins, pair by pair, voices whose mean embeddings are at least `threshold` alike. */
+function joinAlike(embeddings: Float32Array, dim: number, weights: readonly number[], start: readonly number[], threshold: number): number[] {
+  let labels = [...start];
   for (;;) {
-    all = groups();
+    const all = groupsOf(embeddings, dim, weights, labels);
     let pair: [number, number] | undefined;
-    let pairSim: number = centroidThreshold;
+    let pairSim = threshold;
     const ids = [...all.keys()];
     for (let a = 0; a < ids.length; a++) {
       for (let b = a + 1; b < ids.length; b++) {
@@ -265,19 +322,10 @@ function speakersOf(embeddings: Float32Array, dim: number, weights: readonly num
         if (sim >= pairSim) [pair, pairSim] = [[ids[a], ids[b]], sim];
       }
     }
-    if (!pair) break;
+    if (!pair) return labels;
     const [keep, drop] = pair;
     labels = labels.map((l) => (l === drop ? keep : l));
   }
-
-  // Each segment to its nearest speaker, until stable (bounded: it converges in a few rounds).
-  for (let round = 0; round < 10; round++) {
-    all = groups();
-    const next = labels.map((_, i) => nearest(embeddings.subarray(i * dim, (i + 1) * dim), all));
-    if (next.every((l, i) => l === labels[i])) break;
-    labels = next;
-  }
-  return labels;
 }
 
 function dot(a: Float32Array, b: Float32Array): number {
@@ -289,18 +337,6 @@ function dot(a: Float32Array, b: Float32Array): number {
 function normalise(v: Float32Array): void {
   const norm = Math.hypot(...v) || 1;
   for (let k = 0; k < v.length; k++) v[k] /= norm;
-}
-
-/** Each speaker's mean embedding (L2-normalised), from its segments weighted by duration. */
-function centroids(embeddings: Float32Array, dim: number, weights: readonly number[], labels: readonly number[]): Map<number, Float32Array> {
-  const out = new Map<number, Float32Array>();
-  labels.forEach((l, i) => {
-    const c = out.get(l) ?? new Float32Array(dim);
-    for (let k = 0; k < dim; k++) c[k] += weights[i] * embeddings[i * dim + k];
-    out.set(l, c);
-  });
-  for (const c of out.values()) normalise(c);
-  return out;
 }
 
 /**

@@ -36,6 +36,22 @@ t.test('three speakers: en-us+m3, en+f2, en+m7', (t) =>
 
 t.test('two speakers of one accent (British): en+m7 and en+f4', (t) => check(t, ['en+m7', 'en+f4'], [0, 1, 1, 0, 1, 0, 0, 1], 13));
 
+t.test('short turns: a 13 s dialog of a US man and a British woman, four turns of ~3 s, gets 2 speakers', async (t) => {
+  const c = conversation(
+    [
+      { voice: 'en-us+m3', text: 'Did you manage to look at the budget numbers yet?' },
+      { voice: 'en+f2', text: 'Yes, the travel costs look far too high to me.' },
+      { voice: 'en-us+m3', text: 'I agree, we should cut them before Friday.' },
+      { voice: 'en+f2', text: 'Fine, I will write to the whole team today.' },
+    ],
+    { seed: 16, minGap: 0.15, maxGap: 0.4 },
+  );
+  const labels = await diarize(c.pcm, c.words, { encoder });
+  const accuracy = matchedAccuracy(c.words.map((w) => w.speaker), labels);
+  t.equal(new Set(labels).size, 2, '2 speakers found');
+  t.ok(accuracy >= 0.9, `${(100 * accuracy).toFixed(1)}% of ${labels.length} words on the right speaker (>= 90%)`);
+});
+
 t.test('a quiet recording gets the same speakers (the encoder levels the file first)', async (t) => {
   const c = conversation(turns(['en-us+f4', 'en+m7'], [0, 1, 0, 1, 0, 1]), { seed: 15 });
   const loud = await diarize(c.pcm, c.words, { encoder });

@@ -35,7 +35,7 @@ export function recordedSpeech(): Recording[] {
   return [...pocketsphinxClips(fetched(dir, POCKETSPHINX, pipDownload)), jfk(fetched(dir, NODEJS_WHISPER, npmPack))];
 }
 
-function fetched(dir: string, pkg: { spec: string; file: string; sha256: string }, download: (spec: string, into: string) => void): string {
+export function fetched(dir: string, pkg: { spec: string; file: string; sha256: string }, download: (spec: string, into: string) => void): string {
   const path = join(dir, pkg.file);
   if (!existsSync(path)) {
     const tmp = mkdtempSync(join(dir, 'download-'));
