@@ -1,6 +1,7 @@
 # ggml's instruction sets, read from this machine's /proc/cpuinfo (GGML_NATIVE off). Included by
 # CMakeLists.txt for the addon and given with `cmake -C` to the llama-server build of bench/peer.ts,
-# so both run the same kernels. AMX stays off: see docs/performance.md.
+# so both run the same kernels. AMX only with -DDM_AMX=ON on a machine that has it, unverified:
+# see docs/performance.md.
 set(GGML_NATIVE OFF CACHE BOOL "" FORCE)
 if(EXISTS /proc/cpuinfo)
   file(STRINGS /proc/cpuinfo CPU_FLAGS REGEX "^flags" LIMIT_COUNT 1)
@@ -19,4 +20,11 @@ if(CPU_FLAGS)
       set(GGML_${option} OFF CACHE BOOL "")
     endif()
   endforeach()
+endif()
+if(DM_AMX AND "amx_tile" IN_LIST CPU_FLAGS AND "amx_int8" IN_LIST CPU_FLAGS AND "avx512_vnni" IN_LIST CPU_FLAGS)
+  set(GGML_AMX_TILE ON CACHE BOOL "")
+  set(GGML_AMX_INT8 ON CACHE BOOL "")
+else()
+  set(GGML_AMX_TILE OFF CACHE BOOL "")
+  set(GGML_AMX_INT8 OFF CACHE BOOL "")
 endif()
