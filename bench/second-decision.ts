@@ -2,7 +2,9 @@
 // 300-character text, then a yes-no on that same text; and the pipeline classify -> yes-no ->
 // answer -> extract on one fresh text against one classify. A yes-no on a fresh text is measured
 // alongside, so the gain of having read the text once shows. Every run uses new texts (only the
-// instructions can be cached). Prints a table and writes bench/results/second-decision.json.
+// instructions can be cached). Each call is timed on the wall clock and in CPU time of this process
+// (the slots' threads included), which shared-CPU load barely moves. Prints a table and writes
+// bench/results/second-decision.json.
 //
 //   node dist/bench/second-decision.js [--runs 10] [--port 18610]
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -47,50 +49,69 @@ const ask: Record<string, (t: string) => unknown> = {
   extract: (t) => ({ text: t, schema: TICKET }),
 };
 
-async function call(capability: string, t: string): Promise<number> {
+interface Cost {
+  ms: number; // wall clock
+  cpuMs: number; // user + system time of the whole process
+}
+
+async function call(capability: string, t: string): Promise<Cost> {
+  const cpu = process.cpuUsage();
   const started = performance.now();
   const res = await fetch(`${base}/${capability}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ask[capability]!(t)) });
   await res.arrayBuffer();
   if (res.status !== 200) throw new Error(`${capability}: status ${res.status}`);
-  return performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  return { ms: performance.now() - started, cpuMs: (used.user + used.system) / 1000 };
 }
 
-const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const sum = (a: Cost, b: Cost): Cost => ({ ms: a.ms + b.ms, cpuMs: a.cpuMs + b.cpuMs });
+const p50 = (xs: Cost[]): Cost => {
+  const mid = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
+  return { ms: mid(xs.map((x) => x.ms)), cpuMs: mid(xs.map((x) => x.cpuMs)) };
+};
+const ratio = (a: Cost, b: Cost): Cost => ({ ms: a.ms / b.ms, cpuMs: a.cpuMs / b.cpuMs });
 
 for (const [w, cap] of Object.keys(ask).entries()) for (const k of [0, 1]) await call(cap, text(90_000 + w * 2 + k)); // instructions into both slots
 
-const first: number[] = [];
-const second: number[] = [];
-const freshYesNo: number[] = [];
-const pipeline: number[] = [];
+const first: Cost[] = [];
+const second: Cost[] = [];
+const freshYesNo: Cost[] = [];
+const pipeline: Cost[] = [];
 for (let i = 0; i < runs; i++) {
   const t = text(i);
   first.push(await call('classify', t));
   second.push(await call('yes-no', t));
   freshYesNo.push(await call('yes-no', text(1000 + i)));
-  const p = text(2000 + i);
-  let total = 0;
-  for (const cap of ['classify', 'yes-no', 'answer', 'extract']) total += await call(cap, p);
+  const other = text(2000 + i);
+  let total: Cost = { ms: 0, cpuMs: 0 };
+  for (const cap of ['classify', 'yes-no', 'answer', 'extract']) total = sum(total, await call(cap, other));
   pipeline.push(total);
 }
 server.close();
 await service.engine.close();
 
+const p = { classifyFresh: p50(first), yesNoAfterClassify: p50(second), yesNoFresh: p50(freshYesNo), pipeline4: p50(pipeline) };
 const report = {
   model: service.engine.info.description,
   runs,
-  note: 'measured under shared load; ratios are of p50s from the same run',
-  p50Ms: { classifyFresh: p50(first), yesNoAfterClassify: p50(second), yesNoFresh: p50(freshYesNo), pipeline4: p50(pipeline) },
-  ratios: { secondToFirst: p50(second) / p50(first), yesNoAfterClassifyToFresh: p50(second) / p50(freshYesNo), pipelineToOneClassify: p50(pipeline) / p50(first) },
+  note: 'p50 of wall-clock and of process CPU time per call; wall time measured under shared load',
+  p50: p,
+  ratios: {
+    secondToFirst: ratio(p.yesNoAfterClassify, p.classifyFresh),
+    yesNoAfterClassifyToFresh: ratio(p.yesNoAfterClassify, p.yesNoFresh),
+    pipelineToOneClassify: ratio(p.pipeline4, p.classifyFresh),
+  },
   targets: { secondToFirst: 0.35, pipelineToOneClassify: 2.0 },
 };
-console.log(`| same 300-character text (${report.model}, ${runs} runs) | p50 |\n|---|---|`);
-console.log(`| classify, fresh text (the first decision) | ${report.p50Ms.classifyFresh.toFixed(0)} ms |`);
-console.log(`| yes-no right after, same text (the second) | ${report.p50Ms.yesNoAfterClassify.toFixed(0)} ms |`);
-console.log(`| yes-no, fresh text | ${report.p50Ms.yesNoFresh.toFixed(0)} ms |`);
-console.log(`| classify -> yes-no -> answer -> extract, one text | ${report.p50Ms.pipeline4.toFixed(0)} ms |`);
-console.log(`| second / first (target <= 0.35) | ${report.ratios.secondToFirst.toFixed(2)}x |`);
-console.log(`| yes-no after classify / yes-no fresh | ${report.ratios.yesNoAfterClassifyToFresh.toFixed(2)}x |`);
-console.log(`| pipeline / one classify (target <= 2.0) | ${report.ratios.pipelineToOneClassify.toFixed(2)}x |`);
+const ms = (c: Cost) => `${c.ms.toFixed(0)} ms | ${c.cpuMs.toFixed(0)} ms`;
+const x = (c: Cost) => `${c.ms.toFixed(2)}x | ${c.cpuMs.toFixed(2)}x`;
+console.log(`| same 300-character text (${report.model}, ${runs} runs) | p50 wall | p50 CPU |\n|---|---|---|`);
+console.log(`| classify, fresh text (the first decision) | ${ms(p.classifyFresh)} |`);
+console.log(`| yes-no right after, same text (the second) | ${ms(p.yesNoAfterClassify)} |`);
+console.log(`| yes-no, fresh text | ${ms(p.yesNoFresh)} |`);
+console.log(`| classify -> yes-no -> answer -> extract, one text | ${ms(p.pipeline4)} |`);
+console.log(`| second / first (target <= 0.35) | ${x(report.ratios.secondToFirst)} |`);
+console.log(`| yes-no after classify / yes-no fresh | ${x(report.ratios.yesNoAfterClassifyToFresh)} |`);
+console.log(`| pipeline / one classify (target <= 2.0) | ${x(report.ratios.pipelineToOneClassify)} |`);
 mkdirSync(`${root}bench/results`, { recursive: true });
 writeFileSync(`${root}bench/results/second-decision.json`, `${JSON.stringify(report, null, 2)}\n`);
