@@ -39,7 +39,7 @@ interface Item {
 }
 
 // Items with one short text and one question, taken in turn from each set so no set dominates.
-function items(cap: Item['cap']): Item[] {
+function items(cap: Item['cap'], count: number): Item[] {
   const files = ['dev-decisions.jsonl', 'pool-dev.jsonl', 'external/dev.jsonl'].map((f) => `${values.eval}/${f}`);
   const fits = (c: Item) =>
     c.cap === cap &&
@@ -58,13 +58,14 @@ function items(cap: Item['cap']): Item[] {
     }
   }
   const out: Item[] = [];
-  for (let i = 0; out.length < perCapability && [...bySet.values()].some((s) => i < s.length); i++) {
-    for (const s of bySet.values()) if (i < s.length && out.length < perCapability) out.push(s[i]!);
+  for (let i = 0; out.length < count && [...bySet.values()].some((s) => i < s.length); i++) {
+    for (const s of bySet.values()) if (i < s.length && out.length < count) out.push(s[i]!);
   }
   return out;
 }
 
-// The service, in process, over HTTP like the peer.
+// The peer's binary first (a long build the first time), then the service, in process, over HTTP.
+const peerBin = ensureLlamaServer(root);
 const config = loadConfig(process.env, { port: port + 1, logLevel: 'silent' });
 const modelPath = await resolveModel(config.model, { path: config.modelPath });
 const service = await openService({ ...config, modelPath });
@@ -72,7 +73,7 @@ const server = await serve(routes(service), { ...config, log: createLogger('sile
 const serviceUrl = `http://127.0.0.1:${server.port}/v1/decision-machine-1`;
 
 // The peer: same file, same slots x threads, context and batch.
-const peer = await startLlamaServer(ensureLlamaServer(root), {
+const peer = await startLlamaServer(peerBin, {
   model: modelPath,
   port,
   threads: config.threads,
@@ -147,13 +148,14 @@ const report: Record<string, unknown> = {
 const rows: { cap: string; n: number; service: { p50Ms: number; accuracy: number }; peer: { p50Ms: number; accuracy: number }; ratio: number }[] = [];
 try {
   for (const cap of ['yes-no', 'classify'] as const) {
-    const list = items(cap);
     // The peer's chat template, rendered by the peer itself, outside the timed call.
-    const prompts = await Promise.all(list.map(async (it) => (await post(`${peer.url}/apply-template`, { messages: peerMessages(it) })).prompt as string));
-    for (const w of [0, 1]) {
-      await askService(list[w]!); // each side's slots learn the instructions once
-      await askPeer(list[w]!, prompts[w]!);
+    const render = async (it: Item) => (await post(`${peer.url}/apply-template`, { messages: peerMessages(it) })).prompt as string;
+    const [warm1, warm2, ...list] = items(cap, perCapability + 2);
+    for (const w of [warm1!, warm2!]) {
+      await askService(w); // each side's slots learn the instructions once, on texts not measured
+      await askPeer(w, await render(w));
     }
+    const prompts = await Promise.all(list.map(render));
     const s = { ms: [] as number[], ok: 0 };
     const q = { ms: [] as number[], ok: 0 };
     for (const [i, item] of list.entries()) {
