@@ -1,0 +1,30 @@
+# ggml's instruction sets, read from this machine's /proc/cpuinfo (GGML_NATIVE off). Included by
+# CMakeLists.txt for the addon and given with `cmake -C` to the llama-server build of bench/peer.ts,
+# so both run the same kernels. AMX only with -DDM_AMX=ON on a machine that has it, unverified:
+# see docs/performance.md.
+set(GGML_NATIVE OFF CACHE BOOL "" FORCE)
+if(EXISTS /proc/cpuinfo)
+  file(STRINGS /proc/cpuinfo CPU_FLAGS REGEX "^flags" LIMIT_COUNT 1)
+endif()
+cmake_policy(SET CMP0057 NEW) # IN_LIST, also when read with `cmake -C`
+if(CPU_FLAGS)
+  string(REPLACE " " ";" CPU_FLAGS "${CPU_FLAGS}")
+  foreach(pair sse4_2:SSE42 avx:AVX avx2:AVX2 fma:FMA f16c:F16C bmi2:BMI2 avx_vnni:AVX_VNNI
+               avx512bw:AVX512 avx512vbmi:AVX512_VBMI avx512_vnni:AVX512_VNNI avx512_bf16:AVX512_BF16)
+    string(REPLACE ":" ";" pair ${pair})
+    list(GET pair 0 flag)
+    list(GET pair 1 option)
+    if(flag IN_LIST CPU_FLAGS)
+      set(GGML_${option} ON CACHE BOOL "")
+    else()
+      set(GGML_${option} OFF CACHE BOOL "")
+    endif()
+  endforeach()
+endif()
+if(DM_AMX AND "amx_tile" IN_LIST CPU_FLAGS AND "amx_int8" IN_LIST CPU_FLAGS AND "avx512_vnni" IN_LIST CPU_FLAGS)
+  set(GGML_AMX_TILE ON CACHE BOOL "")
+  set(GGML_AMX_INT8 ON CACHE BOOL "")
+else()
+  set(GGML_AMX_TILE OFF CACHE BOOL "")
+  set(GGML_AMX_INT8 OFF CACHE BOOL "")
+endif()
