@@ -29,7 +29,7 @@ interface Case {
   cap: string;
   req: Record<string, unknown>;
   expect: Record<string, unknown>;
-  answer_any?: (string | null)[];
+  answer_any?: (string | null)[]; // top level, or inside `expect` as external/dev.jsonl has it
 }
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -189,7 +189,7 @@ for (const cap of caps) {
     const started = performance.now();
     const out = await judge.call(dm, c.req);
     const ms = performance.now() - started;
-    const decisions = judge.judge(out, c.expect, c.req, c.answer_any);
+    const decisions = judge.judge(out, c.expect, c.req, c.answer_any ?? (c.expect.answer_any as (string | null)[] | undefined));
     row.items.push({ id: c.id, ms, decisions });
     if (permute > 0 && (cap === 'classify' || cap === 'classify-tree')) {
       row.flipRate = (row.flipRate ?? 0) + (await flips(dm, c, out, permute));
