@@ -3,6 +3,8 @@
 // docs/audio.md is checked here, from the header, before the file reaches a slot.
 import { ServiceError } from '../errors.js';
 
+const STREAMING_SIZE = 0x7fff0000;
+
 /** Throws invalid_request when `audio` is a RIFF/WAVE file holding under 90% of its data chunk. */
 export function checkWavLength(audio: Uint8Array): void {
   if (audio.length < 12 || ascii(audio, 0) !== 'RIFF' || ascii(audio, 8) !== 'WAVE') return;
@@ -14,8 +16,9 @@ export function checkWavLength(audio: Uint8Array): void {
     const size = view.getUint32(at + 4, true);
     if (id === 'fmt ' && at + 20 <= audio.length) byteRate = view.getUint32(at + 16, true);
     if (id === 'data') {
-      // 0 and 0xFFFFFFFF mark a stream written before its length was known.
-      if (size === 0 || size === 0xffffffff || byteRate === 0) return;
+      // A stream written before its length was known declares 0, 0xFFFFFFFF (FFmpeg) or about
+      // 2 GiB (espeak-ng and sox write 0x7FFFF000 to a pipe): no length to check against.
+      if (size === 0 || size >= STREAMING_SIZE || byteRate === 0) return;
       const declared = size / byteRate;
       const held = (audio.length - at - 8) / byteRate;
       if (declared > 1 && held < 0.9 * declared - 0.5) {
