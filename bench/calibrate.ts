@@ -299,6 +299,7 @@ const provenance = {
     'classify (every classify-tree level too) and rate: softmax temperature, one overall or one per range of option counts (where the range has at least 20 choices), maximum likelihood of the gold option; ECE of the top option.',
   examples,
   chosen,
+  kept: Object.entries(chosen).filter(([, m]) => m === 'in effect').map(([cap]) => `${cap}: the map in effect (an earlier fit) had the lowest held-out ECE and is kept`),
   measuredOnReportHalf: measured,
 };
 writeFileSync(values.out!, `${JSON.stringify({ provenance, parameters }, null, 2)}\n`);
