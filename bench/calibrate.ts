@@ -4,7 +4,7 @@
 //
 //   node dist/bench/eval.js --half fit --raw --out bench/results/eval-fit-raw.json [--limit N]
 //   node dist/bench/eval.js --half report --raw --out bench/results/eval-report-raw.json [--limit N]
-//   node dist/bench/calibrate.js [--in bench/results/eval-fit-raw.json] [--report bench/results/eval-report-raw.json]
+//   node dist/bench/calibrate.js [--in FIT.json]... [--report REPORT.json]... (several runs of a half, e.g. one per capability group)
 //       [--out src/decisions/calibration.json] [--svg docs/reliability.svg]
 //
 // Candidates. yes-no and verify: the map in effect, none, a prior correction (a bias only), Platt
