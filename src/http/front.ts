@@ -25,7 +25,7 @@ export interface Front {
 }
 
 /** A connection that sends nothing for this long while a request is incomplete is closed. */
-export const IDLE_SECONDS = 10;
+export const IDLE_SECONDS = 8;
 /** Header fields a request may carry (duplicates counted once); more get 431. uWS reads 48 lines, and the front adds two. */
 export const MAX_HEADER_FIELDS = 46;
 
