@@ -65,7 +65,7 @@ export function front(options: FrontOptions): Promise<Front> {
     const up = request({ socketPath: options.upstream, agent, method: req.method, path: req.url, headers }, (upRes) => {
       const out: Record<string, string | string[]> = Object.create(null);
       for (const [name, value] of Object.entries(upRes.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined && name !== 'date' && name !== 'uwebsockets') out[name] = value;
-      res.writeHead(upRes.statusCode ?? 502, out);
+      res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, out);
       upRes.pipe(res);
     });
     // The client went away before its reply was written: dropping the upstream request aborts it in uWS (slot freed).

@@ -31,6 +31,8 @@ export interface ServerOptions {
   host: string;
   port: number;
   maxBodyBytes: number;
+  /** A 529 is sent this long after the refusal, so clients retrying at once cannot spin the CPU the slots need. */
+  overloadDelayMs?: number;
   log: Logger;
   metrics?: Metrics;
 }
@@ -113,13 +115,22 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
   // Anything unexpected, even in `send` itself, ends this request with the envelope, never the process.
   const fail = (err: unknown) => {
     if (aborted) return; // the client is gone: its job was cancelled, nothing to write
-    if (err instanceof ServiceError && !answered) return send({ status: err.status, body: err.toJSON(), headers: err.headers });
+    if (err instanceof ServiceError && !answered) {
+      const reply = () => send({ status: err.status, body: err.toJSON(), headers: err.headers });
+      if (err.code === 'overloaded' && options.overloadDelayMs) return void setTimeout(reply, options.overloadDelayMs);
+      return reply();
+    }
     options.log.error('unhandled error', { id, path, error: String((err as Error)?.stack ?? err) });
     if (answered) return;
     const internal = new ServiceError('internal_error', 'internal error');
     send({ status: 500, body: internal.toJSON(), headers: internal.headers });
   };
 
+  try {
+    route.admissible?.();
+  } catch (err) {
+    return fail(err); // full: the body is left unread (uWS skips it by its length)
+  }
   const body = route.method === 'get' ? Promise.resolve(Buffer.alloc(0)) : readBody(res, route.maxBodyBytes ?? options.maxBodyBytes);
   body
     .then((body) => route.handler({ method: route.method, path, query, headers, body, id, signal: controller.signal, log }))
