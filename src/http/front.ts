@@ -69,10 +69,14 @@ export function front(options: FrontOptions): Promise<Front> {
       upRes.pipe(res);
     });
     // The client went away before its reply was written: dropping the upstream request aborts it in uWS (slot freed).
+    let gone = false;
     res.once('close', () => {
-      if (!res.writableFinished) up.destroy();
+      if (res.writableFinished) return;
+      gone = true;
+      up.destroy();
     });
     up.on('error', (err) => {
+      if (gone) return;
       if (res.headersSent) return res.destroy();
       options.log.error('upstream error', { path: req.url, error: String(err) });
       refuse(req, res, 502, 'runner_error', 'the request could not be passed to the service');
