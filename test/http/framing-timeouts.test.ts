@@ -24,23 +24,28 @@ function held(data: string): { socket: Socket; closed: Promise<number> } {
 }
 
 t.test('100 slowloris and 100 half-sent connections are closed by the server; GET / keeps answering', async (t) => {
+  const worstGet = async (ms: number) => {
+    let worst = 0;
+    for (const until = performance.now() + ms; performance.now() < until; ) {
+      const started = performance.now();
+      t.equal((await fetch(`${server.url}/`)).status, 200);
+      worst = Math.max(worst, performance.now() - started);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    return worst;
+  };
+  const quiet = await worstGet(2000); // the machine's own noise, the bound below adds to it
   const slow = Array.from({ length: 100 }, () => held('GET / HTTP/1.1\r\nHost: x\r\nX-Slow: '));
   const half = Array.from({ length: 100 }, () => held(`${yesNo(100)}{"text":"a",`));
   // One slowloris trickles a byte a second: still closed, the header deadline is not an idle timer.
   const trickle = setInterval(() => slow[0]!.socket.write('a'), 1000);
   t.teardown(() => clearInterval(trickle));
-  let worst = 0;
-  const deadline = performance.now() + (IDLE_SECONDS - 1) * 1000;
-  while (performance.now() < deadline) {
-    const started = performance.now();
-    t.equal((await fetch(`${server.url}/`)).status, 200);
-    worst = Math.max(worst, performance.now() - started);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const worst = await worstGet((IDLE_SECONDS - 1) * 1000);
   const times = await Promise.all([...slow, ...half].map((c) => c.closed));
   t.ok(Math.min(...times) >= IDLE_SECONDS - 0.5, `none closed early (first ${Math.min(...times).toFixed(1)} s)`);
-  t.ok(Math.max(...times) <= IDLE_SECONDS + 2.5, `all closed by ${IDLE_SECONDS + 2.5} s (last ${Math.max(...times).toFixed(1)} s)`);
-  t.ok(worst < 1000, `GET / answered meanwhile (worst ${worst.toFixed(0)} ms)`);
+  // The deadline is checked every second; a loaded machine runs that timer late.
+  t.ok(Math.max(...times) <= IDLE_SECONDS + 5, `all closed by ${IDLE_SECONDS + 5} s (last ${Math.max(...times).toFixed(1)} s)`);
+  t.ok(worst < quiet + 500, `GET / answered meanwhile (worst ${worst.toFixed(0)} ms, quiet ${quiet.toFixed(0)} ms)`);
 });
 
 t.test('a client that disconnects mid-request frees its slot, and the next request is answered', async (t) => {
