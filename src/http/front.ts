@@ -65,6 +65,11 @@ export function front(options: FrontOptions): Promise<Front> {
     const up = request({ socketPath: options.upstream, agent, method: req.method, path: req.url, headers }, (upRes) => {
       const out: Record<string, string | string[]> = Object.create(null);
       for (const [name, value] of Object.entries(upRes.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined && name !== 'date' && name !== 'uwebsockets') out[name] = value;
+      // A refused upload may still be streaming in: close both connections rather than read the rest.
+      if (upRes.statusCode === 413) {
+        out.connection = 'close';
+        upRes.once('end', () => up.destroy());
+      }
       res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, out);
       upRes.pipe(res);
     });

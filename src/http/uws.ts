@@ -104,8 +104,8 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
       res.writeHeader('content-type', reply.contentType ?? 'application/json');
       res.writeHeader('x-request-id', id);
       for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
-      // A refused upload may still be streaming in: close rather than read the rest.
-      res.end(body, reply.status === 413);
+      // A refused upload may still be streaming in: the front closes the client's connection and drops this one.
+      res.end(body);
     });
     ended = true;
     const seconds = (performance.now() - started) / 1000;
