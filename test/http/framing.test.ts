@@ -1,6 +1,5 @@
-// HTTP/1.1 framing per RFC 9112 over raw sockets. What uWebSockets.js 20.30 (the fork this
-// project pins) already does is asserted; what it does not do yet is a `todo` stating the RFC's
-// requirement, so the suite shows the gap until a fix in or in front of the server lands.
+// HTTP/1.1 framing per RFC 9112 over raw sockets, through the public front (src/http/front.ts):
+// ambiguous framing is a 400 and a close, pipelined requests are answered in order, HTTP/1.0 is answered.
 import t from 'tap';
 import { connect } from 'node:net';
 import { startServer } from '../helpers/server.js';
@@ -68,7 +67,7 @@ t.test(`${MAX_HEADER_FIELDS} header fields are read; one more gets 431 and a clo
   t.same(await exchange(`GET / HTTP/1.1\r\nHost: x\r\n${headers(MAX_HEADER_FIELDS)}\r\n\r\n`), { statuses: [431], closed: true });
 });
 
-// RFC 9112 requirements the pinned server does not meet (measured: no reply, or a close without one).
+// RFC 9112 cases uWebSockets.js 20.30 alone failed (no reply, or a close without one); the front meets them.
 const GAPS: [string, string, number[]][] = [
   ['conflicting Content-Length closes the connection (RFC 9112 6.3)', `${yesNo}Content-Length: 0\r\nContent-Length: 5\r\n\r\nhello`, [400]],
   ['Content-Length with Transfer-Encoding gets 400 (RFC 9112 6.1)', `${yesNo}Content-Length: ${body.length}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, [400]],
