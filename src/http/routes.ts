@@ -109,7 +109,6 @@ function chatCompletions(chat: Chat, engine: Engine): Route {
   return {
     method: 'post',
     path: '/v1/chat/completions',
-    admissible: () => engine.assertAdmissible(),
     handler: async (req) => {
       const body = parseJson(req);
       const model = (body as { model?: unknown } | null)?.model;
@@ -171,7 +170,6 @@ function decision(name: Capability, run: Runner, engine: Engine): Route {
   return {
     method: 'post',
     path: `${CAPABILITY_PREFIX}/${name}`,
-    admissible: () => engine.assertAdmissible(),
     handler: async (req) => {
       const body = parseJson(req);
       // The hosted service's SDK sends `image` (and `detail`) for image input.
