@@ -28,7 +28,7 @@ import { DIARIZE_DEFAULTS, diarize } from '../src/audio/diarize.js';
 import { speakerEncoder } from '../src/audio/speaker-model.js';
 import { audioSettings } from '../src/audio/limits.js';
 import { Transcription } from '../src/audio/transcription.js';
-import type { Word } from '../src/audio/words.js';
+import type { Word } from '../src/api/transcription.js';
 import { Engine } from '../src/engine/engine.js';
 import { resolveModel } from '../src/models/store.js';
 import { findWhisperModel, resolveWhisperModel } from '../src/models/whisper-models.js';

@@ -2,15 +2,9 @@
 import type { Engine } from '../engine/engine.js';
 import { ServiceError } from '../errors.js';
 import type { AudioSettings } from './limits.js';
-import { sentencesOf, wordsOf, type Segment, type Word } from './words.js';
+import type { Segment, TranscriptionResponse, Word } from '../api/transcription.js';
+import { sentencesOf, wordsOf } from './words.js';
 import { speakersFor } from './speakers.js';
-
-export interface TranscriptionResponse {
-  text: string;
-  segments: (Segment & { speaker?: string })[];
-  duration: number;
-  language: null;
-}
 
 export interface Transcribed {
   body: TranscriptionResponse;
@@ -46,7 +40,7 @@ export class Transcription {
     const duration = result.samples / SAMPLE_RATE;
     const words = wordsOf(result.segments, duration, result.energy);
     let inferenceMs = result.decodeMs;
-    let segments: TranscriptionResponse['segments'] = sentencesOf(words);
+    let segments: Segment[] = sentencesOf(words);
     if (diarize) {
       const started = performance.now();
       segments = await labelSpeakers(segments, words, result.pcm!, signal);
