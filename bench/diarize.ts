@@ -26,12 +26,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DIARIZE_DEFAULTS, diarize } from '../src/audio/diarize.js';
 import { speakerEncoder } from '../src/audio/speaker-model.js';
-import { audioSettings } from '../src/audio/limits.js';
+import { loadConfig } from '../src/config.js';
+import { loadAudio } from '../src/service.js';
 import { Transcription } from '../src/audio/transcription.js';
 import type { Word } from '../src/api/transcription.js';
 import { Engine } from '../src/engine/engine.js';
-import { resolveModel } from '../src/models/store.js';
-import { findWhisperModel, resolveWhisperModel } from '../src/models/whisper-models.js';
 import { wavOf } from '../test/audio/speech.js';
 import { testModelPath } from '../test/helpers/model.js';
 import {
@@ -156,7 +155,7 @@ export const LONG_CASES: { name: string; voices: string[]; pattern: number[]; se
 async function whisperWords(transcription: Transcription, pcm: Float32Array): Promise<Word[]> {
   const wav = wavOf(pcm, 16000);
   const dir = join(tmpdir(), 'dm-diarize-bench');
-  const file = join(dir, `${createHash('sha256').update(wav).update(transcription.settings.model).digest('hex').slice(0, 24)}.json`);
+  const file = join(dir, `${createHash('sha256').update(wav).update(loadConfig().whisperModel).digest('hex').slice(0, 24)}.json`);
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Word[];
   const { body } = await transcription.run(wav, false);
   const words = body.segments.flatMap((s) => s.words.map(({ word, start, end }) => ({ word, start, end })));
@@ -225,11 +224,10 @@ async function main(): Promise<void> {
   const sets = [];
 
   if (args.only !== 'long') {
-    const settings = audioSettings();
+    const config = loadConfig();
     const engine = await Engine.open({ modelPath: await testModelPath(), slots: 1, threads: 2, queue: 1, contextSize: 512, batchSize: 64 });
-    const vad = settings.vad === 'none' ? undefined : await resolveModel(settings.vad);
-    await engine.loadWhisper(await resolveWhisperModel(settings.model, { path: settings.modelPath }), findWhisperModel(settings.model)?.alignmentHeads ?? '', vad);
-    const transcription = new Transcription(engine, settings);
+    await loadAudio(engine, config);
+    const transcription = new Transcription(engine, config);
     const viaWhisper = async (name: string, c: Conversation) => {
       const words = args.words === 'script' && c.words.length ? c.words : await whisperWords(transcription, c.pcm);
       return measure(name, c.pcm, words, words.map((w) => speakerAt(c, (w.start + w.end) / 2)), c.voices.length);

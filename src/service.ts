@@ -11,10 +11,9 @@ import { Entities } from './decisions/entities.js';
 import { Verify } from './decisions/verify.js';
 import { Extract } from './decisions/extract.js';
 import { Chat } from './decisions/chat.js';
-import { resolveModel } from './models/store.js';
+import { resolveModel, storeOptions } from './models/store.js';
 import { speakerEncoder } from './audio/speaker-model.js';
 import { findWhisperModel, resolveWhisperModel } from './models/whisper-models.js';
-import { audioSettings } from './audio/limits.js';
 import { Transcription } from './audio/transcription.js';
 import type { Service } from './http/routes.js';
 
@@ -23,21 +22,32 @@ export const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', imp
   version: string;
 };
 
-/** Resolves the model (fetching it into the cache if needed), loads it, prepares the decisions. */
+/**
+ * Resolves the models (fetching them into the cache if needed), loads them, prepares the
+ * decisions; the audio models only with `config.audio` on.
+ */
 export async function openService(config: Config): Promise<Service> {
+  const store = storeOptions(config);
   const [modelPath, encoderPath] = await Promise.all([
-    resolveModel(config.model, { path: config.modelPath }),
-    config.encoder === 'none' ? undefined : resolveModel(config.encoder),
+    resolveModel(config.model, { ...store, path: config.modelPath }),
+    config.encoder === 'none' ? undefined : resolveModel(config.encoder, store),
   ]);
   const engine = await Engine.open({ ...config, modelPath, encoderPath });
-  const audio = audioSettings();
+  if (config.audio === 'off') return decisions(engine);
+  await loadAudio(engine, config);
+  return { ...decisions(engine), transcription: new Transcription(engine, config) };
+}
+
+/** Loads whisper, the VAD model and the speaker encoder the configuration names. */
+export async function loadAudio(engine: Engine, config: Config): Promise<void> {
+  const store = storeOptions(config);
   const [whisperPath, vadPath] = await Promise.all([
-    resolveWhisperModel(audio.model, { path: audio.modelPath }),
-    audio.vad === 'none' ? undefined : resolveModel(audio.vad),
+    resolveWhisperModel(config.whisperModel, { ...store, path: config.whisperModelPath }),
+    config.vadModel === 'none' ? undefined : resolveModel(config.vadModel, store),
   ]);
-  await engine.loadWhisper(whisperPath, findWhisperModel(audio.model)?.alignmentHeads ?? '', vadPath);
-  await speakerEncoder(); // at start-up, so the first diarize=true request does not fetch or convert it
-  return { ...decisions(engine), transcription: new Transcription(engine, audio) };
+  await engine.loadWhisper(whisperPath, findWhisperModel(config.whisperModel)?.alignmentHeads ?? '', vadPath);
+  // At start-up, so the first diarize=true request does not fetch or convert it.
+  await speakerEncoder({ ...store, path: config.speakerModelPath });
 }
 
 /** Every capability over one engine. */

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { loadBinding, type NativeSpeakerEncoder } from '../binding.js';
 import { DEFAULT_SPEAKER_MODEL } from '../models/manifest.js';
-import { resolveModel } from '../models/store.js';
+import { resolveModel, type ResolveOptions } from '../models/store.js';
 
 let shared: Promise<NativeSpeakerEncoder> | undefined;
 
@@ -20,15 +20,15 @@ export function loudnessGain(pcm: Float32Array): number {
 }
 
 /**
- * The process's speaker encoder, loaded on first use from DM_SPEAKER_MODEL_PATH (a DMSPKENC
- * file) or else the model store (fetched and converted on first use if `models pull` has not
- * already done it). A failed load is not cached, so a later call tries again.
+ * The process's speaker encoder, loaded on first use from `store.path` (DM_SPEAKER_MODEL_PATH, a
+ * DMSPKENC file) or else the model store (fetched and converted on first use if `models pull`
+ * has not already done it). A failed load is not cached, so a later call tries again.
  */
-export function speakerEncoder(env: NodeJS.ProcessEnv = process.env): Promise<NativeSpeakerEncoder> {
+export function speakerEncoder(store: ResolveOptions = {}): Promise<NativeSpeakerEncoder> {
   shared ??= (async () => {
     const { SpeakerEncoder } = loadBinding();
     if (!SpeakerEncoder) throw new Error('this addon build has no speaker encoder');
-    const path = env.DM_SPEAKER_MODEL_PATH || (await resolveModel(DEFAULT_SPEAKER_MODEL));
+    const path = store.path ?? (await resolveModel(DEFAULT_SPEAKER_MODEL, store));
     return new SpeakerEncoder(await readFile(path));
   })().catch((err: unknown) => {
     shared = undefined;

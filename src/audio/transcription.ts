@@ -1,10 +1,13 @@
 // POST /v1/audio/transcribe behind the HTTP layer: audio bytes -> TranscriptionResponse.
 import type { Engine } from '../engine/engine.js';
 import { ServiceError } from '../errors.js';
-import type { AudioSettings } from './limits.js';
+import type { Config } from '../config.js';
 import type { Segment, TranscriptionResponse, Word } from '../api/transcription.js';
 import { sentencesOf, wordsOf } from './words.js';
 import { speakersFor } from './speakers.js';
+
+/** The settings a transcription reads (DM_AUDIO_MAX_BYTES, DM_AUDIO_MAX_SECONDS, DM_AUDIO_LANGUAGE). */
+export type AudioLimits = Pick<Config, 'audioMaxBytes' | 'audioMaxSeconds' | 'audioLanguage'>;
 
 export interface Transcribed {
   body: TranscriptionResponse;
@@ -27,14 +30,14 @@ export function billedTokens(seconds: number, diarize: boolean): number {
 export class Transcription {
   constructor(
     private readonly engine: Engine,
-    readonly settings: AudioSettings,
+    readonly settings: AudioLimits,
   ) {}
 
   async run(audio: Uint8Array, diarize: boolean, signal?: AbortSignal): Promise<Transcribed> {
     if (!this.engine.canTranscribe) throw new ServiceError('unsupported_request', 'transcription is not enabled on this server: no whisper model is loaded');
     if (audio.length === 0) throw new ServiceError('invalid_request', 'body: empty; send the audio file bytes as the request body');
     const result = await this.engine.transcribe(
-      { audio, maxSeconds: this.settings.maxSeconds, language: this.settings.language, wantPcm: diarize },
+      { audio, maxSeconds: this.settings.audioMaxSeconds, language: this.settings.audioLanguage, wantPcm: diarize },
       signal,
     );
     const duration = result.samples / SAMPLE_RATE;

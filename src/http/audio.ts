@@ -11,7 +11,7 @@ export function audioRoutes(transcription: Transcription): Route[] {
     {
       method: 'post',
       path: TRANSCRIBE_PATH,
-      maxBodyBytes: transcription.settings.maxBytes,
+      maxBodyBytes: transcription.settings.audioMaxBytes,
       handler: async (req) => {
         checkContentType(req.headers['content-type']);
         const diarize = flag(req.query.get('diarize'));

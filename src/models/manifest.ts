@@ -252,6 +252,9 @@ export const DEFAULT_SPEAKER_MODEL = 'resemblyzer-ge2e';
 /** The voice activity model that keeps audio without speech from being transcribed. */
 export const DEFAULT_VAD_MODEL = 'silero-vad-v5';
 
+/** The whisper model, chosen from measured WER and real-time factor (docs/models.md). */
+export const DEFAULT_WHISPER_MODEL = 'whisper-base';
+
 /** The decision model used when none is configured. */
 export const DEFAULT_DECISION_MODEL = 'qwen2.5-coder-1.5b-instruct-q4_k_m';
 

@@ -12,27 +12,25 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
 import { createInflateRaw } from 'node:zlib';
 import { assertGgufArchitecture, assertGgufMagic } from './gguf.js';
 import { findModel, MODELS, type ModelEntry, type ModelSource, type RegistryPart } from './manifest.js';
 import { CONVERTERS, fetchInputs } from './converted.js';
+import { DEFAULTS, type Config } from '../config.js';
 
 export interface StoreOptions {
-  /** Cache directory. Default: env DM_CACHE_DIR, else `${XDG_CACHE_HOME:-~/.cache}/decision-machine-1/models`. */
+  /** Cache directory. Default: the configuration's default (DEFAULTS.cacheDir). */
   readonly cacheDir?: string;
-  /** Skip URL downloads. Default: env DM_OFFLINE is `1` or `true`. */
+  /** Skip URL downloads. Default: false. */
   readonly offline?: boolean;
-  /** Environment to read defaults from. Default: process.env. */
-  readonly env?: NodeJS.ProcessEnv;
   /** Where progress and notices go. Default: process.stderr (a bar when it is a TTY, lines otherwise). */
   readonly stderr?: NodeJS.WritableStream & { isTTY?: boolean };
 }
 
 export interface ResolveOptions extends StoreOptions {
-  /** A GGUF file the user chose (e.g. env DM_MODEL_PATH); it wins over everything else. */
+  /** A GGUF file the user chose (DM_MODEL_PATH for the decision model); it wins over everything else. */
   readonly path?: string;
   /** Time allowed for a URL source to answer with headers, ms. Default 5000. */
   readonly connectTimeoutMs?: number;
@@ -53,24 +51,14 @@ export class ModelStoreError extends Error {
   }
 }
 
-/**
- * The store's environment variables, mapped in one place. `path` (DM_MODEL_PATH) names the
- * decision model file the service should load; the caller passes it as ResolveOptions.path for
- * that model only, since one file cannot stand for every id.
- */
-export function storeEnv(env: NodeJS.ProcessEnv = process.env): { path?: string; cacheDir?: string; offline: boolean } {
-  return {
-    path: env.DM_MODEL_PATH || undefined,
-    cacheDir: env.DM_CACHE_DIR || undefined,
-    offline: env.DM_OFFLINE === '1' || env.DM_OFFLINE === 'true',
-  };
+/** The store options a configuration selects (DM_CACHE_DIR, DM_OFFLINE). */
+export function storeOptions(config: Pick<Config, 'cacheDir' | 'offline'>): StoreOptions {
+  return { cacheDir: config.cacheDir, offline: config.offline === 'on' };
 }
 
 /** The cache directory these options select (absolute). */
 export function cacheDirOf(opts: StoreOptions = {}): string {
-  const env = opts.env ?? process.env;
-  const base = env.XDG_CACHE_HOME || join(homedir(), '.cache');
-  return resolve(opts.cacheDir ?? storeEnv(env).cacheDir ?? join(base, 'decision-machine-1', 'models'));
+  return resolve(opts.cacheDir ?? DEFAULTS.cacheDir);
 }
 
 /** Resolves a manifest id to the absolute path of a verified file (see the header comment). */
@@ -101,7 +89,7 @@ export async function resolveEntry(entry: ModelEntry, opts: ResolveOptions = {})
 async function resolveIntoCache(entry: ModelEntry, target: string, opts: ResolveOptions): Promise<string> {
   const dir = cacheDirOf(opts);
   const out = opts.stderr ?? process.stderr;
-  const offline = opts.offline ?? storeEnv(opts.env ?? process.env).offline;
+  const offline = opts.offline ?? false;
   await mkdir(dir, { recursive: true });
   await removeStaleTemporaries(dir, entry.file);
 

