@@ -13,7 +13,7 @@ import { Extract } from './decisions/extract.js';
 import { Chat } from './decisions/chat.js';
 import { resolveModel, storeOptions } from './models/store.js';
 import { speakerEncoder } from './audio/speaker-model.js';
-import { findWhisperModel, resolveWhisperModel } from './models/whisper-models.js';
+import { findModel } from './models/manifest.js';
 import { Transcription } from './audio/transcription.js';
 import type { Service } from './http/routes.js';
 
@@ -42,10 +42,10 @@ export async function openService(config: Config): Promise<Service> {
 export async function loadAudio(engine: Engine, config: Config): Promise<void> {
   const store = storeOptions(config);
   const [whisperPath, vadPath] = await Promise.all([
-    resolveWhisperModel(config.whisperModel, { ...store, path: config.whisperModelPath }),
+    resolveModel(config.whisperModel, { ...store, path: config.whisperModelPath }),
     config.vadModel === 'none' ? undefined : resolveModel(config.vadModel, store),
   ]);
-  await engine.loadWhisper(whisperPath, findWhisperModel(config.whisperModel)?.alignmentHeads ?? '', vadPath);
+  await engine.loadWhisper(whisperPath, findModel(config.whisperModel)?.alignmentHeads ?? '', vadPath);
   // At start-up, so the first diarize=true request does not fetch or convert it.
   await speakerEncoder({ ...store, path: config.speakerModelPath });
 }

@@ -1,5 +1,5 @@
 // The speaker encoder of this process (native/speaker_encoder.h), loaded once; its weights file
-// is made by src/audio/speaker-weights.ts.
+// is made by src/models/converters/speaker.ts.
 import { readFile } from 'node:fs/promises';
 import { loadBinding, type NativeSpeakerEncoder } from '../binding.js';
 import { DEFAULT_SPEAKER_MODEL } from '../models/manifest.js';

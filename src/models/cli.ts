@@ -3,14 +3,15 @@
 // (not available, or a hash mismatch), 2 usage error.
 
 import { DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, findModel, MODELS, TEST_MODELS } from './manifest.js';
-import { cacheDirOf, cacheState, resolveModel, storeOptions, verifyCached, type StoreOptions } from './store.js';
+import { cacheState, verifyCached } from './cache.js';
+import { cacheDirOf, resolveModel, storeOptions, type StoreOptions } from './store.js';
 import { loadConfig } from '../config.js';
 
 const USAGE = `usage: decision-machine models <command>
   pull [id...|--for test|--all]   fetch models into the cache (default: ${DEFAULT_DECISION_MODEL} and ${DEFAULT_ENCODER_MODEL})
   list                            show the manifest and what is cached
   verify [id...]                  re-hash cached models (default: every cached model)
-environment: DM_CACHE_DIR (cache directory), DM_OFFLINE=1 (no URL downloads)
+environment: DM_CACHE_DIR (cache directory), DM_OFFLINE=1 (no URL downloads); serve pulls what it needs on start
 `;
 
 export async function modelsCommand(args: string[]): Promise<number> {
@@ -75,7 +76,7 @@ async function pull(args: string[], store: StoreOptions): Promise<number> {
 async function list(store: StoreOptions): Promise<number> {
   const rows = [['ID', 'ROLE', 'SIZE', 'LICENCE', 'CACHED', 'DEFAULT']];
   for (const m of MODELS) {
-    const state = await cacheState(m, store);
+    const state = await cacheState(m, cacheDirOf(store));
     const cached = state === 'verified' ? 'yes' : state === 'unverified' ? 'yes (not yet hashed)' : 'no';
     rows.push([m.id, m.role, `${(m.size / 1e6).toFixed(0)} MB`, m.licence, cached, m.id === DEFAULT_DECISION_MODEL ? '*' : '']);
   }
@@ -92,7 +93,7 @@ async function verify(args: string[], store: StoreOptions): Promise<number> {
   const width = Math.max(...ids.map((id) => id.length));
   let bad = 0;
   for (const id of ids) {
-    const r = await verifyCached(findModel(id)!, store);
+    const r = await verifyCached(findModel(id)!, cacheDirOf(store));
     const name = id.padEnd(width);
     if (r.state === 'ok') process.stdout.write(`${name}  ok\n`);
     else if (r.state === 'mismatch') {

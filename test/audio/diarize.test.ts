@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import { diarize } from '../../src/audio/diarize.js';
 import { speakerEncoder } from '../../src/audio/speaker-model.js';
-import { convertResemblyzerCheckpoint } from '../../src/audio/speaker-weights.js';
+import { convertResemblyzerCheckpoint } from '../../src/models/converters/speaker.js';
 import { CancelledError } from '../../src/errors.js';
 import { conversation, ensureSpeechTools, LINES, matchedAccuracy, speak16k, type Turn } from '../helpers/speech-conversation.js';
 
