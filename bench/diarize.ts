@@ -25,14 +25,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DIARIZE_DEFAULTS, diarize } from '../src/audio/diarize.js';
-import { speakerEncoder } from '../src/audio/speaker-model.js';
 import { loadConfig } from '../src/config.js';
 import { loadAudio } from '../src/service.js';
 import { Transcription } from '../src/audio/transcription.js';
 import type { Word } from '../src/api/transcription.js';
-import { Engine } from '../src/engine/engine.js';
+import { Engine, type SpeakerEmbedder } from '../src/engine/engine.js';
 import { wavOf } from '../test/audio/speech.js';
-import { testModelPath } from '../test/helpers/model.js';
+import { testModelPath, testSpeakerEncoder } from '../test/helpers/model.js';
 import {
   ensureSpeechTools,
   joined,
@@ -51,6 +50,8 @@ import {
 } from '../test/helpers/speech-conversation.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+// Loaded on first use, so the generators can be imported without the addon.
+let encoder: Promise<SpeakerEmbedder> | undefined;
 
 /** espeak-ng voices for the synthetic dialogs: sex, accent and pitch differ between them. */
 export const VOICE_POOL: readonly Omit<Turn, 'text'>[] = [
@@ -177,7 +178,7 @@ interface Row {
 /** Diarizes one file; `truth` is each word's true speaker. */
 async function measure(name: string, pcm: Float32Array, words: readonly { start: number; end: number }[], truth: number[], speakers: number): Promise<Row & { correct: number }> {
   const started = performance.now();
-  const labels = await diarize(pcm, words);
+  const labels = await diarize(pcm, words, { encoder: await (encoder ??= testSpeakerEncoder()) });
   const ms = performance.now() - started;
   const accuracy = words.length ? matchedAccuracy(truth, labels) : 1;
   return {
@@ -219,7 +220,6 @@ async function main(): Promise<void> {
     },
   });
   ensureSpeechTools();
-  await speakerEncoder();
   const seed = Number(args.seed);
   const sets = [];
 
@@ -257,7 +257,7 @@ async function main(): Promise<void> {
       const who = new Set(call.turns.filter((t) => t.start <= middle && middle < t.end).map((t) => names.indexOf(t.speaker)));
       return who.size === 1 ? [...who][0] : -1;
     });
-    const labels = await diarize(call.pcm, callWords);
+    const labels = await diarize(call.pcm, callWords, { encoder: await (encoder ??= testSpeakerEncoder()) });
     const kept = scored.map((s, i) => [s, labels[i]]).filter(([s]) => s >= 0);
     sets.push(
       summary('real telephone call (pyannote sample, 2 women)', [

@@ -20,7 +20,7 @@ import type { AnswerInput, AnswerOutput } from './decisions/answer.js';
 import type { EntitiesInput, EntitiesResult } from './decisions/entities.js';
 import type { VerifyInput, VerifyResult } from './decisions/verify.js';
 import type { ExtractInput, ExtractResult } from './decisions/extract.js';
-import type { EngineStats } from './engine/engine.js';
+import type { Engine, EngineStats } from './engine/engine.js';
 import type { TranscriptionResponse } from './api/transcription.js';
 
 export { ServiceError, CancelledError } from './errors.js';
@@ -76,8 +76,9 @@ interface Runner<I, O> {
   run(input: I, signal?: AbortSignal): Promise<Billed<O>>;
 }
 
-const billed = <I, O>(d: Runner<I, O>): Call<I, Billed<O>> => (input, o) => d.run(input, o?.signal);
-const body = <I, O>(d: Runner<I, O>): Call<I, O> => async (input, o) => (await d.run(input, o?.signal)).body;
+// Each call is admitted once for all it runs (its long-text windows included), as an HTTP request is.
+const billed = <I, O>(engine: Engine, d: Runner<I, O>): Call<I, Billed<O>> => (input, o) => engine.admitted(() => d.run(input, o?.signal));
+const body = <I, O>(engine: Engine, d: Runner<I, O>): Call<I, O> => async (input, o) => (await billed(engine, d)(input, o)).body;
 
 const LIBRARY_DEFAULTS: Readonly<Config> = Object.freeze({ ...DEFAULTS, audio: 'off' });
 
@@ -85,23 +86,23 @@ export async function open(overrides: Partial<Config> = {}): Promise<DecisionMac
   const s = await openService(loadConfig(process.env, overrides, LIBRARY_DEFAULTS));
   const transcription = s.transcription;
   return {
-    yesNo: body(s.yesNo),
-    classify: body(s.classify),
-    classifyTree: body(s.classifyTree),
-    rate: body(s.rate),
-    answer: body(s.answer),
-    entities: body(s.entities),
-    verify: body(s.verify),
-    extract: body(s.extract),
+    yesNo: body(s.engine, s.yesNo),
+    classify: body(s.engine, s.classify),
+    classifyTree: body(s.engine, s.classifyTree),
+    rate: body(s.engine, s.rate),
+    answer: body(s.engine, s.answer),
+    entities: body(s.engine, s.entities),
+    verify: body(s.engine, s.verify),
+    extract: body(s.engine, s.extract),
     billed: {
-      yesNo: billed(s.yesNo),
-      classify: billed(s.classify),
-      classifyTree: billed(s.classifyTree),
-      rate: billed(s.rate),
-      answer: billed(s.answer),
-      entities: billed(s.entities),
-      verify: billed(s.verify),
-      extract: billed(s.extract),
+      yesNo: billed(s.engine, s.yesNo),
+      classify: billed(s.engine, s.classify),
+      classifyTree: billed(s.engine, s.classifyTree),
+      rate: billed(s.engine, s.rate),
+      answer: billed(s.engine, s.answer),
+      entities: billed(s.engine, s.entities),
+      verify: billed(s.engine, s.verify),
+      extract: billed(s.engine, s.extract),
     },
     ...(transcription && { transcribe: async (audio, o) => (await transcription.run(audio, o?.diarize ?? false, o?.signal)).body }),
     stats: () => s.engine.stats(),

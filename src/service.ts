@@ -12,8 +12,7 @@ import { Verify } from './decisions/verify.js';
 import { Extract } from './decisions/extract.js';
 import { Chat } from './decisions/chat.js';
 import { resolveModel, storeOptions } from './models/store.js';
-import { speakerEncoder } from './audio/speaker-model.js';
-import { findModel } from './models/manifest.js';
+import { DEFAULT_SPEAKER_MODEL, findModel } from './models/manifest.js';
 import { Transcription } from './audio/transcription.js';
 import type { Service } from './http/routes.js';
 
@@ -41,13 +40,15 @@ export async function openService(config: Config): Promise<Service> {
 /** Loads whisper, the VAD model and the speaker encoder the configuration names. */
 export async function loadAudio(engine: Engine, config: Config): Promise<void> {
   const store = storeOptions(config);
-  const [whisperPath, vadPath] = await Promise.all([
+  // The speaker encoder too is resolved at start-up, so the first diarize=true request does not
+  // fetch or convert it.
+  const [whisperPath, vadPath, speakerPath] = await Promise.all([
     resolveModel(config.whisperModel, { ...store, path: config.whisperModelPath }),
     config.vadModel === 'none' ? undefined : resolveModel(config.vadModel, store),
+    resolveModel(DEFAULT_SPEAKER_MODEL, { ...store, path: config.speakerModelPath }),
   ]);
   await engine.loadWhisper(whisperPath, findModel(config.whisperModel)?.alignmentHeads ?? '', vadPath);
-  // At start-up, so the first diarize=true request does not fetch or convert it.
-  await speakerEncoder({ ...store, path: config.speakerModelPath });
+  await engine.loadSpeakerEncoder(speakerPath);
 }
 
 /** Every capability over one engine. */
