@@ -78,7 +78,8 @@ const SYSTEM_ONE_MODELS = ['jev-latest', MODEL_ID].map((name) => ({ name, descri
  */
 export function routes(service: Service, gate: Gate = new Gate()): Route[] {
   const run = runners(service);
-  const openapi = JSON.stringify(openapiDocument(service.version, { keys: gate.checksKeys, rateLimit: gate.limitsRate, tokenLimit: gate.limitsTokens, audio: service.transcription !== undefined }, service.engine.requestTokens));
+  const access = { keys: gate.checksKeys, rateLimit: gate.limitsRate, tokenLimit: gate.limitsTokens, audio: service.transcription !== undefined };
+  const openapi = JSON.stringify(openapiDocument(service.version, access, service.engine.requestTokens));
   const metrics = gate.options.metrics;
   const all: Route[] = [
     { method: 'get', path: '/', handler: async () => ({ status: 200, body: describe(service, gate) }) },
