@@ -18,7 +18,7 @@ export function checkDecisions(body: { texts?: unknown[]; statements?: unknown[]
   }
 }
 
-export const Text = Type.String({ minLength: 1, maxLength: MAX_TEXT, description: 'the text to decide about' });
+const Text = Type.String({ minLength: 1, maxLength: MAX_TEXT, description: 'the text to decide about' });
 
 export const TextFields = {
   text: Type.Optional(Text),

@@ -20,10 +20,10 @@ export interface Transcribed {
 const SAMPLE_RATE = 16000;
 // Billing follows duration: whisper's encoder reads 50 positions per second of audio (1,500 per
 // 30-second window), and each is billed as one input token; diarized audio is billed twice.
-export const TOKENS_PER_SECOND = 50;
-export const DIARIZE_FACTOR = 2;
+const TOKENS_PER_SECOND = 50;
+const DIARIZE_FACTOR = 2;
 
-export function billedTokens(seconds: number, diarize: boolean): number {
+function billedTokens(seconds: number, diarize: boolean): number {
   return Math.ceil(seconds * TOKENS_PER_SECOND) * (diarize ? DIARIZE_FACTOR : 1);
 }
 

@@ -26,7 +26,7 @@ export interface ExtractWording {
   requiredFilled: boolean; // a required field takes its best span even when "None" is likelier
 }
 
-export const DOCUMENT_FIELDS: ExtractWording = {
+const DOCUMENT_FIELDS: ExtractWording = {
   system:
     'You read fields from a text. For a field, copy its exact value from the text, or reply None if the text ' +
     'does not give it; for a list, copy every value, one per line. For a yes/no question reply Yes or No. ' +

@@ -4,7 +4,7 @@ import type { Transcription } from '../audio/transcription.js';
 import type { Route } from './types.js';
 import { checkWavLength } from './wav.js';
 
-export const TRANSCRIBE_PATH = '/v1/audio/transcribe';
+const TRANSCRIBE_PATH = '/v1/audio/transcribe';
 
 export function audioRoutes(transcription: Transcription): Route[] {
   return [

@@ -33,7 +33,7 @@ const RETRY = {
 };
 
 /** Limits checked before any model work; a request over one gets 400 invalid_request naming it. */
-export function limits(requestTokens: number): string {
+function limits(requestTokens: number): string {
   return (
     `Limits: texts x statements (yes-no) or texts x questions (answer) at most ${MAX_DECISIONS} decisions; ` +
     `labels, entity types and tree labels per level at most ${MAX_LABELS}, trees at most ${MAX_TREE_DEPTH} levels; ` +
