@@ -24,6 +24,7 @@ export const ConfigSchema = Type.Object({
   batchSize: Int(32, 8192, 'tokens per decode call'),
   maxBodyBytes: Int(1024, 1 << 30, 'largest accepted request body, bytes'),
   logLevel: Type.Union([Type.Literal('info'), Type.Literal('error'), Type.Literal('silent')]),
+  nativeLog: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error'), Type.Literal('silent')], { description: "llama.cpp's and whisper.cpp's own log threshold (Engine option nativeLog)" }),
   auth: Type.Union([Type.Literal('on'), Type.Literal('off')], { description: 'bearer key checking on every /v1 route' }),
   databaseUrl: Type.String({ minLength: 1, description: 'keys and usage: a SQLite file path, or postgres://...' }),
   redisUrl: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'rate counters and revocation fan-out shared by replicas' })),
@@ -56,6 +57,7 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   batchSize: 256, // tokens per decode: as fast as 512 here, half the compute buffer
   maxBodyBytes: 4 * 1024 * 1024, // 32 texts x 20,000 characters, with JSON escaping
   logLevel: 'info',
+  nativeLog: 'error',
   // Off by default, as the spec's launch period has it; start-up says so loudly (docs/operations.md).
   auth: 'off',
   databaseUrl: join(process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'decision-machine-1', 'service.db'),
@@ -87,6 +89,7 @@ export const ENV = Object.freeze({
   DM_BATCH: 'batchSize',
   DM_MAX_BODY_BYTES: 'maxBodyBytes',
   DM_LOG_LEVEL: 'logLevel',
+  DM_NATIVE_LOG: 'nativeLog',
   DM_AUTH: 'auth',
   DM_DATABASE_URL: 'databaseUrl',
   DM_REDIS_URL: 'redisUrl',
@@ -120,6 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     const schema = ConfigSchema.properties[key];
     if (schema.type === 'number' || schema.type === 'integer') merged[key] = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
     else if (key === 'offline' || key === 'audio') merged[key] = SWITCH[raw] ?? raw;
+    else if (key === 'nativeLog') merged[key] = SWITCH[raw] === 'on' ? 'debug' : raw; // DM_NATIVE_LOG=1: everything
     else merged[key] = raw;
   }
   Object.assign(merged, overrides);

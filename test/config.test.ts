@@ -25,3 +25,10 @@ t.test('audio and store settings come from the same schema', async (t) => {
   t.throws(() => loadConfig({ DM_AUDIO_LANGUAGE: 'english' }), /DM_AUDIO_LANGUAGE: .*got "english"/);
   t.throws(() => loadConfig({ DM_AUDIO: 'maybe' }), /DM_AUDIO: .*got "maybe"/);
 });
+
+t.test('DM_NATIVE_LOG takes a level, and 1 for everything', async (t) => {
+  t.equal(loadConfig({}).nativeLog, 'error');
+  t.equal(loadConfig({ DM_NATIVE_LOG: '1' }).nativeLog, 'debug');
+  t.equal(loadConfig({ DM_NATIVE_LOG: 'warn' }).nativeLog, 'warn');
+  t.throws(() => loadConfig({ DM_NATIVE_LOG: 'loud' }), /DM_NATIVE_LOG: .*got "loud"/);
+});
