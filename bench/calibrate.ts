@@ -1,26 +1,35 @@
 // Fits the calibration maps (src/decisions/calibration.json) on a bench/eval run of the `fit` half
-// with uncalibrated probabilities, and records where they came from.
+// with uncalibrated probabilities, measures every candidate map on a run of the `report` half (never
+// on a fitted item), ships the one with the lowest held-out ECE, and records where it came from.
 //
 //   node dist/bench/eval.js --half fit --raw --out bench/results/eval-fit-raw.json [--limit N]
-//   node dist/bench/calibrate.js [--in bench/results/eval-fit-raw.json] [--out src/decisions/calibration.json]
+//   node dist/bench/eval.js --half report --raw --out bench/results/eval-report-raw.json [--limit N]
+//   node dist/bench/calibrate.js [--in FIT.json]... [--report REPORT.json]... (several runs of a half, e.g. one per capability group)
+//       [--out src/decisions/calibration.json] [--svg docs/reliability.svg]
 //
-// yes-no and verify: Platt scaling of the log-odds (verify with one more weight for whether a value
-// the text gives agrees), against isotonic regression, both measured by two-fold cross-validation
-// within the fit half. classify (and each classify-tree level) and rate: one softmax temperature per
-// range of option counts, fitted by likelihood of the gold option.
+// Candidates. yes-no and verify: the map in effect, none, a prior correction (a bias only), Platt
+// scaling of the log-odds (verify with one more weight for whether a value the text gives agrees),
+// and isotonic regression of the Platt output. classify (and each classify-tree level) and rate: the
+// map in effect, none, one softmax temperature, and one per range of option counts, each fitted by
+// likelihood of the gold option. Prints the per-set table before (the map in effect) and after.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Calibration, Platt, Temperatures } from '../src/decisions/distribution.js';
 import { holds, normalise, platt, temperature } from '../src/decisions/distribution.js';
+import { findModel } from '../src/models/manifest.js';
 import type { Decision } from './eval-judges.js';
-import { ece, type Outcome } from './eval-metrics.js';
+import { brier, ece, reliabilitySvg, type Outcome } from './eval-metrics.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
   options: {
-    in: { type: 'string', default: `${root}bench/results/eval-fit-raw.json` },
+    in: { type: 'string', multiple: true, default: [`${root}bench/results/eval-fit-raw.json`] },
+    report: { type: 'string', multiple: true, default: [`${root}bench/results/eval-report-raw.json`] },
     out: { type: 'string', default: `${root}src/decisions/calibration.json` },
+    svg: { type: 'string' },
+    'results-out': { type: 'string', default: `${root}bench/results/calibration-report.json` },
   },
 });
 
@@ -33,9 +42,16 @@ interface Run {
   files: string[];
   sets: { set: string; capability: string; items: { id: string; decisions: Decision[] }[] }[];
 }
-const run: Run = JSON.parse(readFileSync(values.in!, 'utf8'));
-if (!run.raw || run.half !== 'fit') throw new Error(`${values.in} must be a --raw run of the fit half`);
-const decisions = (cap: string) => run.sets.filter((s) => s.capability === cap).flatMap((s) => s.items.flatMap((i) => i.decisions));
+/** Runs of one half (e.g. one per group of capabilities, each with its own --limit), read as one. */
+function readRuns(files: string[], half: string): Run & { runs: Omit<Run, 'sets'>[] } {
+  const runs: Run[] = files.map((f) => JSON.parse(readFileSync(f, 'utf8')));
+  for (const [i, r] of runs.entries()) if (!r.raw || r.half !== half) throw new Error(`${files[i]} must be a --raw run of the ${half} half`);
+  if (new Set(runs.map((r) => r.model)).size > 1) throw new Error(`${files.join(', ')}: runs of different models`);
+  return { ...runs[0]!, sets: runs.flatMap((r) => r.sets), runs: runs.map(({ sets: _, ...r }) => ({ ...r, caps: [...new Set(_.map((s) => s.capability))] })) };
+}
+const run = readRuns(values.in!, 'fit');
+const report = readRuns(values.report!, 'report');
+const decisionsOf = (r: Run, cap: string) => r.sets.filter((s) => s.capability === cap).flatMap((s) => s.items.flatMap((i) => i.decisions));
 
 const logit = (p: number) => Math.log(Math.max(1e-12, p)) - Math.log(Math.max(1e-12, 1 - p));
 
@@ -81,8 +97,8 @@ function solve(a: number[][], b: number[]): number[] {
   return m.map((row, i) => (row[i] === 0 ? 0 : row[n]! / row[i]!));
 }
 
-/** Isotonic regression (pool adjacent violators) of outcomes on probability: a step map. */
-function isotonic(train: Outcome[]): (p: number) => number {
+/** Isotonic regression (pool adjacent violators) of outcomes on probability, as steps [from, share]; each share is smoothed (+1 / +2) so no step states 0 or 1. */
+function isotonic(train: Outcome[]): [number, number][] {
   const sorted = [...train].sort((a, b) => a.p - b.p);
   const blocks: { lo: number; sum: number; n: number }[] = [];
   for (const o of sorted) {
@@ -93,39 +109,75 @@ function isotonic(train: Outcome[]): (p: number) => number {
       blocks.at(-1)!.n += last.n;
     }
   }
-  return (p) => {
-    let v = blocks[0]!.sum / blocks[0]!.n;
-    for (const b of blocks) if (p >= b.lo) v = b.sum / b.n;
-    return v;
-  };
+  return blocks.map((b, i) => [i === 0 ? 0 : round(b.lo), round((b.sum + 1) / (b.n + 2))]);
 }
 
 interface Binary {
-  x: number;
+  x: number; // the raw log-odds
   agreement: number;
   y: 0 | 1;
 }
 
-function fitPlatt(data: Binary[], withAgreement: boolean): Platt {
-  const w = logistic(data.map((d) => (withAgreement ? [d.x, d.agreement] : [d.x])), data.map((d) => d.y));
-  return withAgreement ? { a: w[0]!, agree: w[1]!, b: w[2]! } : { a: w[0]!, b: w[1]! };
+const binary = (r: Run, cap: string): Binary[] =>
+  decisionsOf(r, cap).flatMap((d) => (d.outcome ? [{ x: logit(d.outcome.p), agreement: d.agreement ?? 0, y: d.outcome.y }] : []));
+
+function fitPlatt(data: Binary[], withAgreement: boolean, slope = true): Platt {
+  const features = (d: Binary) => [...(slope ? [d.x] : []), ...(withAgreement ? [d.agreement] : [])];
+  // Without a slope the log-odds enter as an offset: fitted on y with x fixed at weight 1.
+  const w = slope ? logistic(data.map(features), data.map((d) => d.y)) : logisticOffset(data.map(features), data.map((d) => d.x), data.map((d) => d.y));
+  const [a, agree, b] = slope ? (withAgreement ? [w[0]!, w[1]!, w[2]!] : [w[0]!, 0, w[1]!]) : withAgreement ? [1, w[0]!, w[1]!] : [1, 0, w[0]!];
+  return roundMap(withAgreement ? { a, b, agree } : { a, b });
 }
 
-/** Two-fold cross-validated ECE and accuracy of Platt and isotonic maps, and none. */
-function compareBinary(data: Binary[], withAgreement: boolean) {
-  const folds = [data.filter((_, i) => i % 2 === 0), data.filter((_, i) => i % 2 === 1)];
-  const held: Record<string, Outcome[]> = { none: [], platt: [], isotonic: [] };
-  folds.forEach((test, f) => {
-    const train = folds[1 - f]!;
-    const map = fitPlatt(train, withAgreement);
-    const iso = isotonic(train.map((d) => ({ p: platt({ a: 1, b: 0 }, d.x), y: d.y })));
-    for (const d of test) {
-      held.none!.push({ p: platt({ a: 1, b: 0 }, d.x), y: d.y });
-      held.platt!.push({ p: platt(map, d.x, d.agreement), y: d.y });
-      held.isotonic!.push({ p: iso(platt({ a: 1, b: 0 }, d.x)), y: d.y });
-    }
-  });
-  return Object.fromEntries(Object.entries(held).map(([k, o]) => [k, { ece: round(ece(o)), accuracy: round(o.filter((x) => (x.p >= 0.5 ? 1 : 0) === x.y).length / o.length) }]));
+/** Logistic regression with a fixed offset added to the linear term (the last weight is the intercept). */
+function logisticOffset(xs: number[][], offsets: number[], ys: number[]): number[] {
+  const d = xs[0]!.length + 1;
+  let w = new Array<number>(d).fill(0);
+  for (let iter = 0; iter < 50; iter++) {
+    const g = new Array<number>(d).fill(0);
+    const h = Array.from({ length: d }, () => new Array<number>(d).fill(0));
+    xs.forEach((x0, n) => {
+      const x = [...x0, 1];
+      const p = 1 / (1 + Math.exp(-(offsets[n]! + x.reduce((s, v, i) => s + v * w[i]!, 0))));
+      for (let i = 0; i < d; i++) {
+        g[i]! += (p - ys[n]!) * x[i]!;
+        for (let j = 0; j < d; j++) h[i]![j]! += p * (1 - p) * x[i]! * x[j]!;
+      }
+    });
+    for (let i = 0; i < d; i++) h[i]![i]! += 1e-6;
+    const step = solve(h, g);
+    w = w.map((v, i) => v - step[i]!);
+    if (Math.max(...step.map(Math.abs)) < 1e-8) break;
+  }
+  return w;
+}
+
+/** The candidate maps for a probability of one outcome, fitted on the fit half. */
+function binaryCandidates(fit: Binary[], withAgreement: boolean, inEffect: Platt): Record<string, Platt> {
+  const plattMap = fitPlatt(fit, withAgreement);
+  const steps = isotonic(fit.map((d) => ({ p: platt(plattMap, d.x, d.agreement), y: d.y })));
+  return {
+    'in effect': inEffect,
+    none: { a: 1, b: 0 },
+    prior: fitPlatt(fit, withAgreement, false),
+    platt: plattMap,
+    'platt+isotonic': { ...plattMap, steps },
+  };
+}
+
+const outcomesOf = (data: Binary[], map: Platt): Outcome[] => data.map((d) => ({ p: platt(map, d.x, d.agreement), y: d.y }));
+
+interface Measure {
+  n: number;
+  accuracy: number;
+  ece: number;
+  brier: number;
+}
+
+/** Held-out figures of stated probabilities; a binary decision is right when (p >= 0.5) is the outcome. */
+function measure(o: Outcome[], decides: boolean, right?: number): Measure {
+  const accuracy = decides ? o.filter((x) => (x.p >= 0.5 ? 1 : 0) === x.y).length / o.length : right!;
+  return { n: o.length, accuracy: round(accuracy), ece: round(ece(o)), brier: round(brier(o)) };
 }
 
 interface Choice {
@@ -134,10 +186,11 @@ interface Choice {
 }
 
 const RANGES = ['2-2', '3-5', '6-10', '11-20', '21-1000'];
+const logs = (c: Choice) => c.scores.map((p) => Math.log(Math.max(1e-12, p)));
 
 /** Negative log-likelihood of the gold options at temperature t. */
 function nll(choices: Choice[], t: number): number {
-  return choices.reduce((s, c) => s - Math.log(Math.max(1e-12, normalise(c.scores.map((p) => Math.log(Math.max(1e-12, p))), t)[c.gold]!)), 0);
+  return choices.reduce((s, c) => s - Math.log(Math.max(1e-12, normalise(logs(c), t)[c.gold]!)), 0);
 }
 
 function fitTemperature(choices: Choice[]): number {
@@ -152,61 +205,111 @@ function fitTemperature(choices: Choice[]): number {
   return round(Math.exp((lo + hi) / 2));
 }
 
+const choicesOf = (r: Run, caps: string[]): Choice[] => caps.flatMap((cap) => decisionsOf(r, cap)).flatMap((d) => d.choices ?? []).filter((c) => c.gold >= 0);
+const table = (t: number): Temperatures => Object.fromEntries(RANGES.map((r) => [r, t]));
+
 /** One temperature per range of option counts that has at least 20 choices, else the overall one. */
-function temperatures(choices: Choice[]): { table: Temperatures; n: Record<string, number>; topEce: { none: number; fitted: number } } {
-  const usable = choices.filter((c) => c.gold >= 0);
-  const overall = fitTemperature(usable);
-  const table: Temperatures = {};
-  const n: Record<string, number> = {};
-  for (const range of RANGES) {
-    const inRange = usable.filter((c) => holds(range, c.scores.length));
-    n[range] = inRange.length;
-    table[range] = inRange.length >= 20 ? fitTemperature(inRange) : overall;
-  }
-  const top = (t: (c: Choice) => number): Outcome[] =>
-    usable.map((c) => {
-      const p = normalise(c.scores.map((x) => Math.log(Math.max(1e-12, x))), t(c));
-      const best = p.indexOf(Math.max(...p));
-      return { p: p[best]!, y: best === c.gold ? 1 : 0 };
-    });
-  return { table, n, topEce: { none: round(ece(top(() => 1))), fitted: round(ece(top((c) => temperature(table, c.scores.length)))) } };
+function temperatures(choices: Choice[]): { table: Temperatures; n: Record<string, number> } {
+  const overall = fitTemperature(choices);
+  const n = Object.fromEntries(RANGES.map((range) => [range, choices.filter((c) => holds(range, c.scores.length)).length]));
+  return { table: Object.fromEntries(RANGES.map((range) => [range, n[range]! >= 20 ? fitTemperature(choices.filter((c) => holds(range, c.scores.length))) : overall])), n };
 }
 
+/** The top option's probability at the table's temperature, against its being the gold one. */
+const topOutcomes = (choices: Choice[], t: Temperatures): Outcome[] =>
+  choices.map((c) => {
+    const p = normalise(logs(c), temperature(t, c.scores.length));
+    const best = p.indexOf(Math.max(...p));
+    return { p: p[best]!, y: best === c.gold ? 1 : 0 };
+  });
+
 const round = (x: number) => Math.round(x * 10000) / 10000;
+const roundMap = (m: Platt): Platt => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])) as unknown as Platt;
+const lowestEce = (measured: Record<string, Measure>) => Object.entries(measured).sort((a, b) => a[1].ece - b[1].ece)[0]![0];
 
-const binary = (cap: string): Binary[] =>
-  decisions(cap).flatMap((d) => (d.outcome ? [{ x: logit(d.outcome.p), agreement: d.agreement ?? 0, y: d.outcome.y }] : []));
-const yesNo = binary('yes-no');
-const verify = binary('verify');
-const classifyChoices = [...decisions('classify'), ...decisions('classify-tree')].flatMap((d) => d.choices ?? []);
-const rateChoices = decisions('rate').flatMap((d) => d.choices ?? []);
-const classify = temperatures(classifyChoices);
-const rate = temperatures(rateChoices);
-const yesNoMap = fitPlatt(yesNo, false);
-const verifyMap = fitPlatt(verify, true);
-const roundMap = (m: Platt): Platt => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, round(v)])) as unknown as Platt;
-
-// A Platt map that decides worse than none under cross-validation is not shipped: the map in effect stays.
 const shipped: Calibration = JSON.parse(readFileSync(values.out!, 'utf8')).parameters;
-const checked = { 'yes-no': compareBinary(yesNo, false), verify: compareBinary(verify, true) };
-const better = (cap: keyof typeof checked) => checked[cap].platt!.accuracy >= checked[cap].none!.accuracy;
-const parameters: Calibration = {
-  'yes-no': better('yes-no') ? roundMap(yesNoMap) : shipped['yes-no'],
-  verify: better('verify') ? roundMap(verifyMap) : shipped.verify,
-  classify: classify.table,
-  rate: rate.table,
-};
+const measured: Record<string, Record<string, Measure>> = {};
+const chosen: Record<string, string> = {};
+
+const binaryMaps: Record<'yes-no' | 'verify', Platt> = { 'yes-no': shipped['yes-no'], verify: shipped.verify };
+const examples: Record<string, unknown> = {};
+for (const cap of ['yes-no', 'verify'] as const) {
+  const fit = binary(run, cap);
+  const held = binary(report, cap);
+  if (!fit.length || !held.length) continue; // not run: the map in effect stays
+  const candidates = binaryCandidates(fit, cap === 'verify', shipped[cap]);
+  measured[cap] = Object.fromEntries(Object.entries(candidates).map(([name, map]) => [name, measure(outcomesOf(held, map), true)]));
+  chosen[cap] = lowestEce(measured[cap]!);
+  binaryMaps[cap] = candidates[chosen[cap]!]!;
+  examples[cap] = { fit: fit.length, report: held.length };
+}
+
+// Choices: classify-tree levels are classify decisions among that level's labels, fitted together.
+const choiceTables: Record<'classify' | 'rate', Temperatures> = { classify: shipped.classify, rate: shipped.rate };
+for (const [cap, caps] of [['classify', ['classify', 'classify-tree']], ['rate', ['rate']]] as const) {
+  const fit = choicesOf(run, [...caps]);
+  const held = choicesOf(report, [cap]); // the top label of the capability itself
+  if (!fit.length || !held.length) continue;
+  const ranged = temperatures(fit);
+  const candidates: Record<string, Temperatures> = { 'in effect': shipped[cap], none: {}, temperature: table(fitTemperature(fit)), 'temperature per option count': ranged.table };
+  const right = held.filter((c) => logs(c).indexOf(Math.max(...logs(c))) === c.gold).length / held.length;
+  measured[cap] = Object.fromEntries(Object.entries(candidates).map(([name, t]) => [name, measure(topOutcomes(held, t), false, right)]));
+  chosen[cap] = lowestEce(measured[cap]!);
+  choiceTables[cap] = candidates[chosen[cap]!]!;
+  examples[cap] = { fit: ranged.n, report: held.length };
+}
+
+const parameters: Calibration = { 'yes-no': binaryMaps['yes-no'], verify: binaryMaps.verify, classify: choiceTables.classify, rate: choiceTables.rate };
+
+/** One set's figures on the report half under a calibration: decisions right, and the probabilities' ECE. */
+function perSet(set: Run['sets'][number], c: Calibration): { accuracy: number; ece?: number } {
+  const ds = set.items.flatMap((i) => i.decisions);
+  let outcomes: Outcome[] = ds.flatMap((d) => (d.outcome ? [d.outcome] : []));
+  let right = ds.filter((d) => d.ok).length;
+  if (set.capability === 'yes-no' || set.capability === 'verify') {
+    const map = c[set.capability];
+    outcomes = ds.map((d) => ({ p: platt(map, logit(d.outcome!.p), d.agreement ?? 0), y: d.outcome!.y }));
+    right = outcomes.filter((o) => (o.p >= 0.5 ? 1 : 0) === o.y).length;
+  } else if (set.capability === 'classify' || set.capability === 'rate') {
+    outcomes = topOutcomes(ds.flatMap((d) => d.choices ?? []).filter((ch) => ch.gold >= 0), c[set.capability]);
+  } // classify-tree: the path's probability is the product over levels the run did not all record; kept as run
+  // rate is judged within the gold's tolerance; its outcome is the exact level.
+  return { accuracy: round(right / ds.length), ...(outcomes.length ? { ece: round(ece(outcomes)) } : {}) };
+}
+
+const sets = report.sets.map((s) => ({ set: s.set, capability: s.capability, cases: s.items.length, before: perSet(s, shipped), after: perSet(s, parameters) }));
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+const limits = (r: typeof report) => r.runs.map((x: any) => `${x.caps.join(', ')}: at most ${x.limit ?? 'all'} per set`).join('; ');
+console.log(`report half of ${report.files.join(', ')} (${limits(report)})\n`);
+console.log('| set | capability | cases | accuracy before | after | ECE before | after |\n|---|---|---|---|---|---|---|');
+for (const s of sets) console.log(`| ${s.set} | ${s.capability} | ${s.cases} | ${pct(s.before.accuracy)} | ${pct(s.after.accuracy)} | ${s.before.ece?.toFixed(3) ?? '-'} | ${s.after.ece?.toFixed(3) ?? '-'} |`);
+console.log('\n| capability | map | held-out n | accuracy | ECE | Brier |\n|---|---|---|---|---|---|');
+for (const [cap, byMap] of Object.entries(measured))
+  for (const [name, m] of Object.entries(byMap)) console.log(`| ${cap} | ${name}${name === chosen[cap] ? ' (shipped)' : ''} | ${m.n} | ${pct(m.accuracy)} | ${m.ece.toFixed(3)} | ${m.brier.toFixed(3)} |`);
+
+const half = (r: typeof run, which: string) => ({ files: r.files, half: which, runs: r.runs.map((x: any) => ({ capabilities: x.caps, limitPerSet: x.limit, date: x.date })) });
 const provenance = {
   fitted: new Date().toISOString().slice(0, 10),
   model: run.model,
-  run: { files: run.files, half: 'fit (ids whose FNV-1a hash is even)', limitPerSet: run.limit, date: run.date },
+  modelSha256: findModel(run.model)?.sha256 ?? null,
+  fit: half(run, 'fit (ids whose FNV-1a hash is even)'),
+  report: half(report, 'report (ids whose FNV-1a hash is odd)'),
   method:
-    'yes-no: Platt scaling of the Yes/No log-odds; verify: Platt scaling of the check log-odds plus a weight on whether a value the text gives agrees (+1), none does (-1) or none is given (0); ' +
-    'classify (every classify-tree level too) and rate: softmax temperature per range of option counts (fitted where the range has at least 20 choices, else the overall temperature), maximum likelihood of the gold option.',
-  examples: { 'yes-no': yesNo.length, verify: verify.length, classify: classify.n, rate: rate.n },
-  crossValidatedOnFitHalf: checked,
-  kept: (['yes-no', 'verify'] as const).filter((cap) => !better(cap)).map((cap) => `${cap}: the fitted map decided worse under cross-validation, the map in effect is kept`),
-  topLabelEceOnFitHalf: { classify: classify.topEce, rate: rate.topEce },
+    'Candidates fitted on the fit half, measured on the report half, the lowest ECE there shipped. yes-no and verify: prior correction (a bias), Platt scaling of the log-odds (verify: plus a weight on whether a value the text gives agrees, +1 / -1 / 0), isotonic regression of the Platt output (steps, shares smoothed +1/+2); ' +
+    'classify (every classify-tree level too) and rate: softmax temperature, one overall or one per range of option counts (where the range has at least 20 choices), maximum likelihood of the gold option; ECE of the top option.',
+  examples,
+  chosen,
+  kept: Object.entries(chosen).filter(([, m]) => m === 'in effect').map(([cap]) => `${cap}: the map in effect (an earlier fit) had the lowest held-out ECE and is kept`),
+  measuredOnReportHalf: measured,
 };
 writeFileSync(values.out!, `${JSON.stringify({ provenance, parameters }, null, 2)}\n`);
-console.log(JSON.stringify({ provenance, parameters }, null, 2));
+writeFileSync(values['results-out']!, `${JSON.stringify({ report: values.report!.map((f) => relative(root, f)), fit: values.in!.map((f) => relative(root, f)), measured, chosen, sets }, null, 1)}\n`);
+if (values.svg) {
+  const curves = new Map<string, Outcome[]>([
+    ['yes-no', outcomesOf(binary(report, 'yes-no'), parameters['yes-no'])],
+    ['verify', outcomesOf(binary(report, 'verify'), parameters.verify)],
+    ['classify (top label)', topOutcomes(choicesOf(report, ['classify']), parameters.classify)],
+    ['rate (top level)', topOutcomes(choicesOf(report, ['rate']), parameters.rate)],
+  ]);
+  writeFileSync(values.svg, reliabilitySvg(`Reliability after calibration, report half (${report.sets.reduce((n, x) => n + x.items.length, 0)} items)`, curves));
+}

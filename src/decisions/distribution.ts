@@ -3,11 +3,16 @@
 // docs/capabilities.md "Calibration").
 import { readFileSync } from 'node:fs';
 
-/** Platt scaling of a log-odds x: sigmoid(a x + b); verify adds `agree` times +1 / -1 / 0. */
+/**
+ * Platt scaling of a log-odds x: sigmoid(a x + b); verify adds `agree` times +1 / -1 / 0. With
+ * `steps` (isotonic regression), the result is then mapped by a non-decreasing step function:
+ * each step is [from, probability], ascending, the last whose `from` is reached applies.
+ */
 export interface Platt {
   a: number;
   b: number;
   agree?: number;
+  steps?: [number, number][];
 }
 
 /** Softmax temperatures by option count: keys "lo-hi" (inclusive), the first range holding n applies. */
@@ -32,7 +37,11 @@ export function sigmoid(x: number): number {
 
 /** A calibrated probability from log-odds (and, for verify, whether a value found agrees: +1, -1, 0). */
 export function platt(map: Platt, logOdds: number, agree = 0): number {
-  return sigmoid(map.a * logOdds + map.b + (map.agree ?? 0) * agree);
+  const p = sigmoid(map.a * logOdds + map.b + (map.agree ?? 0) * agree);
+  if (!map.steps) return p;
+  let stepped = map.steps[0]![1];
+  for (const [from, q] of map.steps) if (p >= from) stepped = q;
+  return stepped;
 }
 
 /** Whether a range "lo-hi" of option counts holds n. */

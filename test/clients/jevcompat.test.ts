@@ -1,6 +1,8 @@
 // The System One conformance suite (PyPI jevcompat 0.1.1, 33 MUST and 15 SHOULD requirements),
 // with typesafe-sdk installed so its drop-in check drives the official SDK, against a started
 // server with keys on: conformant, every applicable MUST and at least 14 SHOULD; usage in the ledger.
+// Of its two auth MUSTs exactly one applies to a deployment (with keys: auth.bearer; without:
+// auth.ignored-when-off), so a second, short run against a server with keys off shows the other.
 import t from 'tap';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +19,7 @@ interface Report {
   seconds: number;
 }
 
-const { jevcompat } = pythonClients();
+const { python, jevcompat } = pythonClients();
 const server = await startModelServer({ rateLimit: 100_000 });
 t.teardown(server.close);
 const dir = mkdtempSync(join(tmpdir(), 'dm-jevcompat-'));
@@ -41,4 +43,18 @@ t.test('jevcompat test: conformant, every applicable MUST, SHOULD >= 14/15, the 
   const usage = await server.access.store.usage();
   const row = usage.find((u) => u.organization === 'jevcompat');
   t.ok(row && row.requests > 20 && row.inputTokens > 0, `ledger: ${row?.requests} answered requests, ${row?.inputTokens} input tokens`);
+});
+
+t.test('jevcompat with keys off: an Authorization header is accepted and ignored (the 33rd MUST)', async (t) => {
+  const open = await startModelServer({ auth: 'off' });
+  t.teardown(open.close);
+  // The suite's own runner, limited to one case (its preflight, which settles auth, always runs).
+  const script =
+    'import json, sys; from jevcompat.runner import run; r = run(sys.argv[1], sdk=False, only={"models-endpoint"}); ' +
+    'print(json.dumps({x.id: x.status for x in r.results if x.id.startswith("auth.")}))';
+  const out = await run(python, ['-c', script, open.url], { NO_COLOR: '1' }, 600_000);
+  t.equal(out.code, 0, out.stderr.slice(-2000));
+  const auth = JSON.parse(out.stdout.trim().split('\n').pop()!) as Record<string, string>;
+  t.equal(auth['auth.ignored-when-off'], 'pass', 'a request carrying Authorization: Bearer is answered when keys are off');
+  t.comment(`jevcompat keys off: ${JSON.stringify(auth)}`);
 });
