@@ -21,8 +21,9 @@ export default tseslint.config(
         { selector: 'function', filter: { regex: '_\\d', match: true }, format: null },
         // TypeBox's recursive schemas name their self-reference like a type (Type.Recursive((Tree) => ...)).
         { selector: 'parameter', format: ['camelCase', 'PascalCase'], leadingUnderscore: 'allow' },
-        // Constants may be UPPER_CASE; TypeBox schemas share their type's PascalCase name.
-        { selector: 'variable', format: ['camelCase', 'UPPER_CASE', 'PascalCase'], leadingUnderscore: 'allow' },
+        // Constants may be UPPER_CASE; TypeBox schemas share their type's PascalCase name; a
+        // trailing underscore stands in for a reserved word (public_).
+        { selector: 'variable', format: ['camelCase', 'UPPER_CASE', 'PascalCase'], leadingUnderscore: 'allow', trailingUnderscore: 'allow' },
       ],
     },
   },
