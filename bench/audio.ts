@@ -12,16 +12,15 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { Engine } from '../src/engine/engine.js';
-import { DEFAULT_VAD_MODEL } from '../src/models/manifest.js';
+import { DEFAULT_VAD_MODEL, findModel, MODELS } from '../src/models/manifest.js';
 import { resolveModel } from '../src/models/store.js';
-import { findWhisperModel, resolveWhisperModel, WHISPER_MODELS } from '../src/models/whisper-models.js';
 import { sentencesOf, wordsOf } from '../src/audio/words.js';
 import { recordedSpeech } from '../test/audio/recorded.js';
 import { encode, ensureAudioTools, SENTENCES, sox, speak, VOICES, wordErrors } from '../test/audio/speech.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '3' }, models: { type: 'string', default: WHISPER_MODELS.map((m) => m.id).join(',') } },
+  options: { runs: { type: 'string', default: '3' }, models: { type: 'string', default: MODELS.filter((m) => m.role === 'whisper').map((m) => m.id).join(',') } },
 });
 const runs = Number(values.runs);
 const THREADS = 2;
@@ -45,10 +44,10 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const report: Record<string, unknown> = { threads: THREADS, runs, speedFileSeconds: speedSeconds, measuredAt: new Date().toISOString(), models: {} };
 
 for (const id of values.models.split(',')) {
-  const model = findWhisperModel(id)!;
-  const path = await resolveWhisperModel(id);
+  const model = findModel(id)!;
+  const path = await resolveModel(id);
   const engine = await Engine.open({ modelPath: llama, slots: 1, threads: THREADS, queue: 0, contextSize: 512, batchSize: 64 });
-  await engine.loadWhisper(path, model.alignmentHeads, vad);
+  await engine.loadWhisper(path, model.alignmentHeads ?? '', vad);
   const transcribe = async (audio: Buffer) => {
     const r = await engine.transcribe({ audio, maxSeconds: 3600, language: 'en' });
     const text = sentencesOf(wordsOf(r.segments, r.samples / 16000, r.energy)).map((s) => s.text).join(' ');
@@ -79,7 +78,7 @@ for (const id of values.models.split(',')) {
   const cliMs: number[] = [];
   for (let i = 0; i < runs; i++) {
     addonMs.push((await transcribe(readFileSync(speedFile))).ms);
-    cliMs.push(cliInferenceMs(path, model.alignmentHeads));
+    cliMs.push(cliInferenceMs(path, model.alignmentHeads ?? ''));
   }
   await engine.close();
   const addon = median(addonMs);

@@ -25,15 +25,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DIARIZE_DEFAULTS, diarize } from '../src/audio/diarize.js';
-import { speakerEncoder } from '../src/audio/speaker-model.js';
-import { audioSettings } from '../src/audio/limits.js';
+import { loadConfig } from '../src/config.js';
+import { loadAudio } from '../src/service.js';
 import { Transcription } from '../src/audio/transcription.js';
-import type { Word } from '../src/audio/words.js';
-import { Engine } from '../src/engine/engine.js';
-import { resolveModel } from '../src/models/store.js';
-import { findWhisperModel, resolveWhisperModel } from '../src/models/whisper-models.js';
+import type { Word } from '../src/api/transcription.js';
+import { Engine, type SpeakerEmbedder } from '../src/engine/engine.js';
 import { wavOf } from '../test/audio/speech.js';
-import { testModelPath } from '../test/helpers/model.js';
+import { testModelPath, testSpeakerEncoder } from '../test/helpers/model.js';
 import {
   ensureSpeechTools,
   joined,
@@ -52,6 +50,8 @@ import {
 } from '../test/helpers/speech-conversation.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+// Loaded on first use, so the generators can be imported without the addon.
+let encoder: Promise<SpeakerEmbedder> | undefined;
 
 /** espeak-ng voices for the synthetic dialogs: sex, accent and pitch differ between them. */
 export const VOICE_POOL: readonly Omit<Turn, 'text'>[] = [
@@ -156,7 +156,7 @@ export const LONG_CASES: { name: string; voices: string[]; pattern: number[]; se
 async function whisperWords(transcription: Transcription, pcm: Float32Array): Promise<Word[]> {
   const wav = wavOf(pcm, 16000);
   const dir = join(tmpdir(), 'dm-diarize-bench');
-  const file = join(dir, `${createHash('sha256').update(wav).update(transcription.settings.model).digest('hex').slice(0, 24)}.json`);
+  const file = join(dir, `${createHash('sha256').update(wav).update(loadConfig().whisperModel).digest('hex').slice(0, 24)}.json`);
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Word[];
   const { body } = await transcription.run(wav, false);
   const words = body.segments.flatMap((s) => s.words.map(({ word, start, end }) => ({ word, start, end })));
@@ -178,7 +178,7 @@ interface Row {
 /** Diarizes one file; `truth` is each word's true speaker. */
 async function measure(name: string, pcm: Float32Array, words: readonly { start: number; end: number }[], truth: number[], speakers: number): Promise<Row & { correct: number }> {
   const started = performance.now();
-  const labels = await diarize(pcm, words);
+  const labels = await diarize(pcm, words, { encoder: await (encoder ??= testSpeakerEncoder()) });
   const ms = performance.now() - started;
   const accuracy = words.length ? matchedAccuracy(truth, labels) : 1;
   return {
@@ -220,16 +220,14 @@ async function main(): Promise<void> {
     },
   });
   ensureSpeechTools();
-  await speakerEncoder();
   const seed = Number(args.seed);
   const sets = [];
 
   if (args.only !== 'long') {
-    const settings = audioSettings();
+    const config = loadConfig();
     const engine = await Engine.open({ modelPath: await testModelPath(), slots: 1, threads: 2, queue: 1, contextSize: 512, batchSize: 64 });
-    const vad = settings.vad === 'none' ? undefined : await resolveModel(settings.vad);
-    await engine.loadWhisper(await resolveWhisperModel(settings.model, { path: settings.modelPath }), findWhisperModel(settings.model)?.alignmentHeads ?? '', vad);
-    const transcription = new Transcription(engine, settings);
+    await loadAudio(engine, config);
+    const transcription = new Transcription(engine, config);
     const viaWhisper = async (name: string, c: Conversation) => {
       const words = args.words === 'script' && c.words.length ? c.words : await whisperWords(transcription, c.pcm);
       return measure(name, c.pcm, words, words.map((w) => speakerAt(c, (w.start + w.end) / 2)), c.voices.length);
@@ -259,7 +257,7 @@ async function main(): Promise<void> {
       const who = new Set(call.turns.filter((t) => t.start <= middle && middle < t.end).map((t) => names.indexOf(t.speaker)));
       return who.size === 1 ? [...who][0] : -1;
     });
-    const labels = await diarize(call.pcm, callWords);
+    const labels = await diarize(call.pcm, callWords, { encoder: await (encoder ??= testSpeakerEncoder()) });
     const kept = scored.map((s, i) => [s, labels[i]]).filter(([s]) => s >= 0);
     sets.push(
       summary('real telephone call (pyannote sample, 2 women)', [

@@ -1,11 +1,15 @@
 // Configuration: one schema, one frozen defaults object, environment variables mapped in one place.
+// Nothing else in src/ reads the environment: the service, the CLI and the library's open() pass
+// a Config (or the parts of it a module needs) down.
 import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL } from './models/manifest.js';
+import { DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, DEFAULT_VAD_MODEL, DEFAULT_WHISPER_MODEL } from './models/manifest.js';
 
 const Int = (min: number, max: number, description: string) => Type.Integer({ minimum: min, maximum: max, description });
+const Switch = (description: string) => Type.Union([Type.Literal('on'), Type.Literal('off')], { description });
+const Id = (description: string) => Type.String({ minLength: 1, description });
 
 export const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1, description: 'address to listen on' }),
@@ -20,12 +24,23 @@ export const ConfigSchema = Type.Object({
   batchSize: Int(32, 8192, 'tokens per decode call'),
   maxBodyBytes: Int(1024, 1 << 30, 'largest accepted request body, bytes'),
   logLevel: Type.Union([Type.Literal('info'), Type.Literal('error'), Type.Literal('silent')]),
+  nativeLog: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error'), Type.Literal('silent')], { description: "llama.cpp's and whisper.cpp's own log threshold (Engine option nativeLog)" }),
   auth: Type.Union([Type.Literal('on'), Type.Literal('off')], { description: 'bearer key checking on every /v1 route' }),
   databaseUrl: Type.String({ minLength: 1, description: 'keys and usage: a SQLite file path, or postgres://...' }),
   redisUrl: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'rate counters and revocation fan-out shared by replicas' })),
   rateLimit: Int(0, 1_000_000, 'requests per minute per key (each item of texts/statements/questions counts); 0 = none'),
   tokenLimit: Int(0, 1_000_000_000, 'input tokens per minute per key, counted after each answer, per replica; 0 = none'),
   keyCacheSeconds: Int(0, 60, 'how long a key verdict is cached (a revoked key works at most this long)'),
+  cacheDir: Type.String({ minLength: 1, description: 'where fetched and converted models are kept' }),
+  offline: Switch('on: never download a model (the cache, pip and local converters only)'),
+  audio: Switch('POST /v1/audio/transcribe; off loads no whisper, VAD or speaker model'),
+  audioMaxBytes: Int(1024, 2 ** 31 - 1, 'largest accepted audio body, bytes'),
+  audioMaxSeconds: Type.Number({ minimum: 1, maximum: 86400, description: 'longest accepted audio, declared or decoded, seconds' }),
+  audioLanguage: Type.String({ pattern: '^(auto|[a-z]{2,3}|haw|yue)$', description: 'whisper language code, or "auto" to detect it per file' }),
+  whisperModel: Id('whisper model id from the manifest'),
+  whisperModelPath: Type.Optional(Id('explicit whisper.cpp ggml file; skips the model store')),
+  vadModel: Id('voice activity model id from the manifest, or "none"'),
+  speakerModelPath: Type.Optional(Id('explicit speaker encoder (DMSPKENC) file; skips the model store')),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -42,13 +57,23 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   batchSize: 256, // tokens per decode: as fast as 512 here, half the compute buffer
   maxBodyBytes: 4 * 1024 * 1024, // 32 texts x 20,000 characters, with JSON escaping
   logLevel: 'info',
+  nativeLog: 'error',
   // Off by default, as the spec's launch period has it; start-up says so loudly (docs/operations.md).
   auth: 'off',
   databaseUrl: join(process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'decision-machine-1', 'service.db'),
   rateLimit: 300,
   tokenLimit: 1_000_000,
   keyCacheSeconds: 60,
+  cacheDir: join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'decision-machine-1', 'models'),
+  offline: 'off',
+  audio: 'on',
+  audioMaxBytes: 100 * 1024 * 1024, // bytes: an hour of 192 kbit/s mp3 is ~86 MB
+  audioMaxSeconds: 3600, // seconds
+  audioLanguage: 'en',
+  whisperModel: DEFAULT_WHISPER_MODEL,
+  vadModel: DEFAULT_VAD_MODEL,
 });
+
 
 /** Environment variable -> config key. */
 export const ENV = Object.freeze({
@@ -64,21 +89,42 @@ export const ENV = Object.freeze({
   DM_BATCH: 'batchSize',
   DM_MAX_BODY_BYTES: 'maxBodyBytes',
   DM_LOG_LEVEL: 'logLevel',
+  DM_NATIVE_LOG: 'nativeLog',
   DM_AUTH: 'auth',
   DM_DATABASE_URL: 'databaseUrl',
   DM_REDIS_URL: 'redisUrl',
   DM_RATE_LIMIT: 'rateLimit',
   DM_TOKEN_LIMIT: 'tokenLimit',
   DM_KEY_CACHE_SECONDS: 'keyCacheSeconds',
+  DM_CACHE_DIR: 'cacheDir',
+  DM_OFFLINE: 'offline',
+  DM_AUDIO: 'audio',
+  DM_AUDIO_MAX_BYTES: 'audioMaxBytes',
+  DM_AUDIO_MAX_SECONDS: 'audioMaxSeconds',
+  DM_AUDIO_LANGUAGE: 'audioLanguage',
+  DM_WHISPER_MODEL: 'whisperModel',
+  DM_WHISPER_MODEL_PATH: 'whisperModelPath',
+  DM_VAD_MODEL: 'vadModel',
+  DM_SPEAKER_MODEL_PATH: 'speakerModelPath',
 } as const satisfies Record<string, keyof Config>);
 
-/** Defaults, overridden by the environment, overridden by explicit values; validated. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
-  const merged: Record<string, unknown> = { ...DEFAULTS };
+// Switches also take the spellings environments use for booleans.
+const SWITCH: Record<string, 'on' | 'off'> = { on: 'on', off: 'off', '1': 'on', '0': 'off', true: 'on', false: 'off' };
+
+/**
+ * Defaults, overridden by the environment, overridden by explicit values; validated. `defaults`
+ * lets an embedder start from other defaults (the library's open() has audio off).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}, defaults: Readonly<Config> = DEFAULTS): Config {
+  const merged: Record<string, unknown> = { ...defaults };
   for (const [name, key] of Object.entries(ENV)) {
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
-    merged[key] = typeof DEFAULTS[key as keyof Config] === 'number' && /^-?\d+$/.test(raw) ? Number(raw) : raw;
+    const schema = ConfigSchema.properties[key];
+    if (schema.type === 'number' || schema.type === 'integer') merged[key] = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+    else if (key === 'offline' || key === 'audio') merged[key] = SWITCH[raw] ?? raw;
+    else if (key === 'nativeLog') merged[key] = SWITCH[raw] === 'on' ? 'debug' : raw; // DM_NATIVE_LOG=1: everything
+    else merged[key] = raw;
   }
   Object.assign(merged, overrides);
   const errors = [...Value.Errors(ConfigSchema, merged)];

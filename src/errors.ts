@@ -1,5 +1,5 @@
 // Every error the service returns has a stable code; this one table maps codes to HTTP status.
-export const ERROR_STATUS = Object.freeze({
+const ERROR_STATUS = Object.freeze({
   invalid_request: 400,
   invalid_schema: 400,
   unsupported_request: 400,

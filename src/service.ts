@@ -11,10 +11,8 @@ import { Entities } from './decisions/entities.js';
 import { Verify } from './decisions/verify.js';
 import { Extract } from './decisions/extract.js';
 import { Chat } from './decisions/chat.js';
-import { resolveModel } from './models/store.js';
-import { speakerEncoder } from './audio/speaker-model.js';
-import { findWhisperModel, resolveWhisperModel } from './models/whisper-models.js';
-import { audioSettings } from './audio/limits.js';
+import { resolveModel, storeOptions } from './models/store.js';
+import { DEFAULT_SPEAKER_MODEL, findModel } from './models/manifest.js';
 import { Transcription } from './audio/transcription.js';
 import type { Service } from './http/routes.js';
 
@@ -23,21 +21,34 @@ export const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', imp
   version: string;
 };
 
-/** Resolves the model (fetching it into the cache if needed), loads it, prepares the decisions. */
+/**
+ * Resolves the models (fetching them into the cache if needed), loads them, prepares the
+ * decisions; the audio models only with `config.audio` on.
+ */
 export async function openService(config: Config): Promise<Service> {
+  const store = storeOptions(config);
   const [modelPath, encoderPath] = await Promise.all([
-    resolveModel(config.model, { path: config.modelPath }),
-    config.encoder === 'none' ? undefined : resolveModel(config.encoder),
+    resolveModel(config.model, { ...store, path: config.modelPath }),
+    config.encoder === 'none' ? undefined : resolveModel(config.encoder, store),
   ]);
   const engine = await Engine.open({ ...config, modelPath, encoderPath });
-  const audio = audioSettings();
-  const [whisperPath, vadPath] = await Promise.all([
-    resolveWhisperModel(audio.model, { path: audio.modelPath }),
-    audio.vad === 'none' ? undefined : resolveModel(audio.vad),
+  if (config.audio === 'off') return decisions(engine);
+  await loadAudio(engine, config);
+  return { ...decisions(engine), transcription: new Transcription(engine, config) };
+}
+
+/** Loads whisper, the VAD model and the speaker encoder the configuration names. */
+export async function loadAudio(engine: Engine, config: Config): Promise<void> {
+  const store = storeOptions(config);
+  // The speaker encoder too is resolved at start-up, so the first diarize=true request does not
+  // fetch or convert it.
+  const [whisperPath, vadPath, speakerPath] = await Promise.all([
+    resolveModel(config.whisperModel, { ...store, path: config.whisperModelPath }),
+    config.vadModel === 'none' ? undefined : resolveModel(config.vadModel, store),
+    resolveModel(DEFAULT_SPEAKER_MODEL, { ...store, path: config.speakerModelPath }),
   ]);
-  await engine.loadWhisper(whisperPath, findWhisperModel(audio.model)?.alignmentHeads ?? '', vadPath);
-  await speakerEncoder(); // at start-up, so the first diarize=true request does not fetch or convert it
-  return { ...decisions(engine), transcription: new Transcription(engine, audio) };
+  await engine.loadWhisper(whisperPath, findModel(config.whisperModel)?.alignmentHeads ?? '', vadPath);
+  await engine.loadSpeakerEncoder(speakerPath);
 }
 
 /** Every capability over one engine. */

@@ -14,3 +14,21 @@ t.test('a bad value names the variable, the rule and what came', async (t) => {
   t.throws(() => loadConfig({ PORT: 'eighty' }), /invalid configuration: PORT: .*got "eighty"/);
   t.throws(() => loadConfig({ DM_SLOTS: '0' }), /DM_SLOTS: .*greater or equal to 1 \(got 0\)/);
 });
+
+t.test('audio and store settings come from the same schema', async (t) => {
+  const c = loadConfig({ DM_AUDIO: '0', DM_OFFLINE: 'true', DM_AUDIO_MAX_SECONDS: '2.5', DM_CACHE_DIR: '/tmp/models' });
+  t.equal(c.audio, 'off');
+  t.equal(c.offline, 'on');
+  t.equal(c.audioMaxSeconds, 2.5);
+  t.equal(c.cacheDir, '/tmp/models');
+  t.equal(loadConfig({}).audio, 'on', 'the service transcribes by default');
+  t.throws(() => loadConfig({ DM_AUDIO_LANGUAGE: 'english' }), /DM_AUDIO_LANGUAGE: .*got "english"/);
+  t.throws(() => loadConfig({ DM_AUDIO: 'maybe' }), /DM_AUDIO: .*got "maybe"/);
+});
+
+t.test('DM_NATIVE_LOG takes a level, and 1 for everything', async (t) => {
+  t.equal(loadConfig({}).nativeLog, 'error');
+  t.equal(loadConfig({ DM_NATIVE_LOG: '1' }).nativeLog, 'debug');
+  t.equal(loadConfig({ DM_NATIVE_LOG: 'warn' }).nativeLog, 'warn');
+  t.throws(() => loadConfig({ DM_NATIVE_LOG: 'loud' }), /DM_NATIVE_LOG: .*got "loud"/);
+});

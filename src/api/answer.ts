@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { MAX_ITEMS, Probability, TextFields } from './common.js';
+import { MAX_ITEMS, TextFields } from './common.js';
 
 const Question = Type.String({ minLength: 1 });
 
@@ -18,9 +18,9 @@ export const AnswerResult = Type.Object(
   {
     question: Type.String(),
     answer: Type.Union([Type.String(), Type.Null()], { description: 'a span of the text; null when nothing fits' }),
-    probability: Probability,
+    probability: Type.Number({ minimum: 0, maximum: 1, description: '0 when answer is null' }),
     start: Offset,
-    end: Offset,
+    end: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'exclusive' }),
   },
   { $id: 'AnswerResult' },
 );

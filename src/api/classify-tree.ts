@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { Probability, TextFields } from './common.js';
+import { TextFields } from './common.js';
 import { ClassifyResult, MAX_LABELS } from './classify.js';
 
 export const MAX_TREE_DEPTH = 8;
@@ -32,8 +32,8 @@ export const ClassifyTreeResult = Type.Object(
   {
     path: Type.Array(Type.String(), { description: 'the winning label per level, top to bottom' }),
     label: Type.String({ description: 'the deepest label' }),
-    probability: Probability,
-    confidence: Probability,
+    probability: Type.Number({ minimum: 0, maximum: 1, description: 'the product of the level probabilities' }),
+    confidence: Type.Number({ minimum: 0, maximum: 1, description: 'the product of the level confidences' }),
     levels: Type.Array(ClassifyTreeLevel),
   },
   { $id: 'ClassifyTreeResult' },

@@ -1,6 +1,6 @@
 // Schemas shared by every capability endpoint. The same objects validate requests and produce
 // /openapi.json, so the document cannot drift from the code.
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { ServiceError } from '../errors.js';
 
 export const MAX_TEXT = 20000;
@@ -18,7 +18,7 @@ export function checkDecisions(body: { texts?: unknown[]; statements?: unknown[]
   }
 }
 
-export const Text = Type.String({ minLength: 1, maxLength: MAX_TEXT, description: 'the text to decide about' });
+const Text = Type.String({ minLength: 1, maxLength: MAX_TEXT, description: 'the text to decide about' });
 
 export const TextFields = {
   text: Type.Optional(Text),
@@ -26,6 +26,10 @@ export const TextFields = {
     Type.Array(Text, { minItems: 1, maxItems: MAX_ITEMS, description: 'a batch: one result per text, in order' }),
   ),
 };
+
+const TextInput = Type.Object(TextFields);
+/** The text / texts pair every capability's request has. */
+export type TextInput = Static<typeof TextInput>;
 
 export const Probability = Type.Number({ minimum: 0, maximum: 1 });
 

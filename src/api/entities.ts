@@ -3,7 +3,7 @@ import { Probability, TextFields } from './common.js';
 import { MAX_LABELS } from './classify.js';
 
 /** 1 to 64 type names, or type -> description. */
-export const EntityTypes = Type.Union([
+const EntityTypes = Type.Union([
   Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: MAX_LABELS, uniqueItems: true }),
   Type.Record(Type.String({ pattern: '^.+$' }), Type.String(), { minProperties: 1, maxProperties: MAX_LABELS, additionalProperties: false }),
 ]);

@@ -14,15 +14,14 @@
 //      segments move to the nearest voice, and voices that sound alike once pooled merge.
 //   5. Each word goes to the speaker whose mean embedding the windows over it resemble most;
 //      speakers are numbered in the order their first word is heard.
-import type { NativeSpeakerEncoder } from '../binding.js';
+import type { SpeakerEmbedder } from '../engine/engine.js';
 import { CancelledError } from '../errors.js';
-import { loudnessGain, speakerEncoder } from './speaker-model.js';
 
 export interface DiarizeOptions {
   /** Checked between encoder batches; once aborted the promise rejects with CancelledError. */
   readonly signal?: AbortSignal;
-  /** The encoder to use. Default: the process's shared one (speakerEncoder()). */
-  readonly encoder?: NativeSpeakerEncoder;
+  /** The speaker encoder: a request's Round.speakers, so its work is admitted with the request. */
+  readonly encoder: SpeakerEmbedder;
   /** Changes to the clustering constants (bench/diarize.ts measures them). */
   readonly tuning?: Partial<Tuning & { pauseSeconds: number; segmentSeconds: number }>;
 }
@@ -72,7 +71,7 @@ interface Span {
  * next new voice, and so on. `pcm` is the whole file, 16 kHz mono; word times are in seconds
  * from its start. An empty word list gives [].
  */
-export async function diarize(pcm: Float32Array, words: readonly Span[], options: DiarizeOptions = {}): Promise<number[]> {
+export async function diarize(pcm: Float32Array, words: readonly Span[], options: DiarizeOptions): Promise<number[]> {
   if (words.length === 0) return [];
   const duration = pcm.length / 16000;
   const clamped = words.map((w) => {
@@ -82,9 +81,8 @@ export async function diarize(pcm: Float32Array, words: readonly Span[], options
   const tuning = { ...DIARIZE_DEFAULTS, ...options.tuning };
   const segments = segmentsOf(speechRuns(clamped, tuning.pauseSeconds), clamped, tuning.segmentSeconds);
   const windows = windowsOf(segments);
-  const encoder = options.encoder ?? (await speakerEncoder());
-  const dim = encoder.dims.embedding;
-  const windowEmbeddings = await embedWindows(encoder, pcm, windows, options.signal);
+  const dim = options.encoder.dims.embedding;
+  const windowEmbeddings = await embedWindows(options.encoder, pcm, windows, options.signal);
   const embeddings = segmentEmbeddings(windowEmbeddings, windows, segments.length, dim);
   const weights = segments.map((s) => Math.max(s.end - s.start, DIARIZE_DEFAULTS.minWindowSeconds));
   const labels = speakersOf(embeddings, dim, weights, tuning);
@@ -155,7 +153,19 @@ function windowsOf(segments: readonly Span[]): Window[] {
   return windows;
 }
 
-async function embedWindows(encoder: NativeSpeakerEncoder, pcm: Float32Array, windows: readonly Window[], signal?: AbortSignal): Promise<Float32Array> {
+/**
+ * The gain the encoder expects on a file: resemblyzer's normalize_volume raises the whole file
+ * to -30 dBFS RMS and never lowers it. Computed once per file, since partials see only a part.
+ */
+function loudnessGain(pcm: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < pcm.length; i++) sum += pcm[i] * pcm[i];
+  if (sum === 0) return 1;
+  const change = -30 - 10 * Math.log10(sum / pcm.length);
+  return change > 0 ? 10 ** (change / 20) : 1;
+}
+
+async function embedWindows(encoder: SpeakerEmbedder, pcm: Float32Array, windows: readonly Window[], signal?: AbortSignal): Promise<Float32Array> {
   const dim = encoder.dims.embedding;
   const gain = loudnessGain(pcm);
   const out = new Float32Array(windows.length * dim);

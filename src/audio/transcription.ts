@@ -1,16 +1,13 @@
 // POST /v1/audio/transcribe behind the HTTP layer: audio bytes -> TranscriptionResponse.
-import type { Engine } from '../engine/engine.js';
+import type { Engine, SpeakerEmbedder } from '../engine/engine.js';
 import { ServiceError } from '../errors.js';
-import type { AudioSettings } from './limits.js';
-import { sentencesOf, wordsOf, type Segment, type Word } from './words.js';
-import { speakersFor } from './speakers.js';
+import type { Config } from '../config.js';
+import type { Segment, TranscriptionResponse, Word } from '../api/transcription.js';
+import { sentencesOf, wordsOf } from './words.js';
+import { diarize } from './diarize.js';
 
-export interface TranscriptionResponse {
-  text: string;
-  segments: (Segment & { speaker?: string })[];
-  duration: number;
-  language: null;
-}
+/** The settings a transcription reads (DM_AUDIO_MAX_BYTES, DM_AUDIO_MAX_SECONDS, DM_AUDIO_LANGUAGE). */
+export type AudioLimits = Pick<Config, 'audioMaxBytes' | 'audioMaxSeconds' | 'audioLanguage'>;
 
 export interface Transcribed {
   body: TranscriptionResponse;
@@ -23,46 +20,48 @@ export interface Transcribed {
 const SAMPLE_RATE = 16000;
 // Billing follows duration: whisper's encoder reads 50 positions per second of audio (1,500 per
 // 30-second window), and each is billed as one input token; diarized audio is billed twice.
-export const TOKENS_PER_SECOND = 50;
-export const DIARIZE_FACTOR = 2;
+const TOKENS_PER_SECOND = 50;
+const DIARIZE_FACTOR = 2;
 
-export function billedTokens(seconds: number, diarize: boolean): number {
+function billedTokens(seconds: number, diarize: boolean): number {
   return Math.ceil(seconds * TOKENS_PER_SECOND) * (diarize ? DIARIZE_FACTOR : 1);
 }
 
 export class Transcription {
   constructor(
     private readonly engine: Engine,
-    readonly settings: AudioSettings,
+    readonly settings: AudioLimits,
   ) {}
 
   async run(audio: Uint8Array, diarize: boolean, signal?: AbortSignal): Promise<Transcribed> {
     if (!this.engine.canTranscribe) throw new ServiceError('unsupported_request', 'transcription is not enabled on this server: no whisper model is loaded');
     if (audio.length === 0) throw new ServiceError('invalid_request', 'body: empty; send the audio file bytes as the request body');
-    const result = await this.engine.transcribe(
-      { audio, maxSeconds: this.settings.maxSeconds, language: this.settings.language, wantPcm: diarize },
-      signal,
-    );
-    const duration = result.samples / SAMPLE_RATE;
-    const words = wordsOf(result.segments, duration, result.energy);
-    let inferenceMs = result.decodeMs;
-    let segments: TranscriptionResponse['segments'] = sentencesOf(words);
-    if (diarize) {
-      const started = performance.now();
-      segments = await labelSpeakers(segments, words, result.pcm!, signal);
-      inferenceMs += performance.now() - started;
-    }
-    return {
-      body: { text: segments.map((s) => s.text).join(' '), segments, duration: Math.round(duration * 1000) / 1000, language: null },
-      inputTokens: billedTokens(duration, diarize),
-      inferenceMs: Math.round(inferenceMs),
-    };
+    // One session for the whole request: transcription and speaker embeddings are admitted
+    // together, so they count against DM_SLOTS + DM_QUEUE and close() waits for both.
+    return this.engine.session(async (run) => {
+      const result = await run.transcribe({ audio, maxSeconds: this.settings.audioMaxSeconds, language: this.settings.audioLanguage, wantPcm: diarize });
+      const duration = result.samples / SAMPLE_RATE;
+      const words = wordsOf(result.segments, duration, result.energy);
+      let inferenceMs = result.decodeMs;
+      let segments: Segment[] = sentencesOf(words);
+      if (diarize) {
+        const started = performance.now();
+        segments = await labelSpeakers(segments, words, result.pcm!, run.speakers, signal);
+        inferenceMs += performance.now() - started;
+      }
+      return {
+        body: { text: segments.map((s) => s.text).join(' '), segments, duration: Math.round(duration * 1000) / 1000, language: null },
+        inputTokens: billedTokens(duration, diarize),
+        inferenceMs: Math.round(inferenceMs),
+      };
+    }, signal);
   }
 }
 
-/** Speaker labels on every word; a segment's speaker is who says most of its words. */
-async function labelSpeakers(segments: Segment[], words: Word[], pcm: Float32Array, signal?: AbortSignal) {
-  const speakers = await speakersFor(pcm, words, signal);
+/** Speaker labels on every word (src/audio/diarize.ts); a segment's speaker is who says most of its words. */
+async function labelSpeakers(segments: Segment[], words: Word[], pcm: Float32Array, encoder: SpeakerEmbedder, signal?: AbortSignal) {
+  const speakers = await diarize(pcm, words, { encoder, signal });
+  if (speakers.length !== words.length) throw new Error(`diarization returned ${speakers.length} labels for ${words.length} words`);
   const label = (i: number) => `SPEAKER_${String(i).padStart(2, '0')}`;
   let at = 0;
   return segments.map((s) => {

@@ -11,19 +11,7 @@
 // a boundary) the alignment stands. Segments end after a word that ends a sentence, at a long
 // pause, or when they grow too long (then at their last comma).
 import type { TranscribedSegment } from '../binding.js';
-
-export interface Word {
-  word: string;
-  start: number;
-  end: number;
-}
-
-export interface Segment {
-  start: number;
-  end: number;
-  text: string;
-  words: Word[];
-}
+import type { Segment, Word } from '../api/transcription.js';
 
 const FRAME = 0.01; // seconds per energy frame
 const SNAP = 0.35; // speech that starts or stops this close to a boundary moves the boundary there

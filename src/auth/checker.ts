@@ -3,8 +3,8 @@
 // configured time-to-live (<= 60 s); a revocation fan-out can drop one earlier.
 import { timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors.js';
-import type { KeyRecord, Store } from '../store/store.js';
-import { parseKey, type KeyMode } from './keys.js';
+import type { KeyMode, KeyRecord, Store } from '../store/store.js';
+import { parseKey } from './keys.js';
 
 /** Who a request is billed to and limited as. */
 export interface Principal {

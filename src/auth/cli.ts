@@ -10,7 +10,7 @@ import { openStore, type Store, type UsageTotal } from '../store/store.js';
 import { issueKey, ORGANIZATION } from './keys.js';
 
 /** Dollars per input token (0.04 per million); output tokens are free. Test keys are metered, not charged. */
-export const USD_PER_INPUT_TOKEN = 0.04 / 1_000_000;
+const USD_PER_INPUT_TOKEN = 0.04 / 1_000_000;
 
 export async function keysCommand(args: string[]): Promise<number> {
   const [verb, ...rest] = args;

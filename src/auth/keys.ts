@@ -4,9 +4,8 @@
 // store lookup. Only a SHA-256 of the key is ever stored.
 import { createHash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import type { KeyRecord, Store } from '../store/store.js';
+import type { KeyMode, KeyRecord, Store } from '../store/store.js';
 
-export type KeyMode = 'test' | 'prod';
 
 /** What a key says about itself once its shape and checksum hold. */
 export interface ParsedKey {

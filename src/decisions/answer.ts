@@ -5,21 +5,13 @@ import { charsOf, type Billed } from './billing.js';
 import { Prompt } from './prompt.js';
 import { Source } from './source.js';
 import { Reader } from './windows.js';
-import { textsOf, type TextInput } from './texts.js';
+import { textsOf } from './texts.js';
 import { ServiceError } from '../errors.js';
+import type { Static } from '@sinclair/typebox';
+import type { AnswerRequest, AnswerResult as AnswerResultSchema } from '../api/answer.js';
 
-export interface AnswerInput extends TextInput {
-  question?: string;
-  questions?: string[];
-}
-
-export interface AnswerResult {
-  question: string;
-  answer: string | null;
-  probability: number; // 0 when answer is null
-  start: number | null;
-  end: number | null; // exclusive
-}
+export type AnswerInput = Static<typeof AnswerRequest>;
+export type AnswerResult = Static<typeof AnswerResultSchema>;
 
 /** One result; a list for several texts or several questions; texts x questions, text-major. */
 export type AnswerOutput = AnswerResult | { results: AnswerResult[] } | { results: { results: AnswerResult[] }[] };

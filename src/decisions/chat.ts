@@ -32,12 +32,12 @@ export interface ChatCompletion {
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 }
 
-export const UNSUPPORTED =
+const UNSUPPORTED =
   'decision-machine-1 makes decisions and does not chat: send response_format.json_schema for structured ' +
   'extraction, tools for function calling, or use the capability endpoints under /v1/decision-machine-1/';
 
 // Tool arguments come from a request, not a document: the model reads them as such.
-export const TOOL_ARGUMENTS: ExtractWording = {
+const TOOL_ARGUMENTS: ExtractWording = {
   system:
     'You fill in the arguments of a function call from a user request. For an argument, copy its value from ' +
     'the request, the exact words; reply None only if the request does not say it. For a list, copy every ' +
@@ -125,7 +125,7 @@ export class Chat {
 }
 
 /** Only user messages are read: string content as is, text parts joined by newlines, turns by blank lines. */
-export function userText(messages: Static<typeof ChatMessage>[]): string {
+function userText(messages: Static<typeof ChatMessage>[]): string {
   return messages
     .filter((m) => m.role === 'user')
     .map((m) => (typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.filter((p) => typeof p.text === 'string').map((p) => p.text).join('\n') : ''))

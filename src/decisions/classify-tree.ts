@@ -2,33 +2,17 @@
 // Each level re-reads the text (after that level's labels), so latency grows with depth.
 import type { Engine } from '../engine/engine.js';
 import type { Billed } from './billing.js';
-import type { Classify, ClassifyResult } from './classify.js';
+import type { Classify } from './classify.js';
 import { labelChars, type Label } from './labels.js';
-import { shaped, textsOf, type TextInput } from './texts.js';
+import { shaped, textsOf } from './texts.js';
+import type { Static } from '@sinclair/typebox';
+import type { ClassifyTree as ClassifyTreeSchema, ClassifyTreeLevel, ClassifyTreeRequest, ClassifyTreeResult as ClassifyTreeResultSchema } from '../api/classify-tree.js';
 
-export interface TreeNode {
-  description?: string;
-  labels?: Tree;
-}
-export type Tree = Record<string, string | TreeNode>;
-
-export interface ClassifyTreeInput extends TextInput {
-  tree: Tree;
-}
-
-export interface TreeLevel extends ClassifyResult {
-  input_chars: number;
-  input_tokens: number;
-  inference_ms: number;
-}
-
-export interface ClassifyTreeResult {
-  path: string[];
-  label: string;
-  probability: number; // product of the level probabilities
-  confidence: number; // product of the level confidences
-  levels: TreeLevel[];
-}
+export type Tree = Static<typeof ClassifyTreeSchema>;
+export type TreeNode = Exclude<Tree[string], string>;
+export type ClassifyTreeInput = Static<typeof ClassifyTreeRequest>;
+export type TreeLevel = Static<typeof ClassifyTreeLevel>;
+export type ClassifyTreeResult = Static<typeof ClassifyTreeResultSchema>;
 
 export class ClassifyTree {
   constructor(

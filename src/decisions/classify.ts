@@ -11,19 +11,13 @@ import { argmax, calibration, confidence, normalise, temperature } from './distr
 import { calibrated, LabelPriors } from './label-priors.js';
 import { labelChars, labelList, labelsOf, type Label } from './labels.js';
 import { Prompt } from './prompt.js';
-import { shaped, textsOf, type TextInput } from './texts.js';
+import { shaped, textsOf } from './texts.js';
 import { Reader } from './windows.js';
+import type { Static } from '@sinclair/typebox';
+import type { ClassifyRequest, ClassifyResult as ClassifyResultSchema } from '../api/classify.js';
 
-export interface ClassifyInput extends TextInput {
-  labels: string[] | Record<string, string>;
-}
-
-export interface ClassifyResult {
-  label: string; // the winner's name, never its description
-  probability: number; // the winner's share
-  confidence: number; // 1 - normalised entropy
-  scores: Record<string, number>; // one probability per label, summing to 1
-}
+export type ClassifyInput = Static<typeof ClassifyRequest>;
+export type ClassifyResult = Static<typeof ClassifyResultSchema>;
 
 const SYSTEM =
   'You classify texts. Choose the one label that best describes what the text is: its purpose or topic. ' +

@@ -7,23 +7,13 @@ import { labelChars, labelsOf, type Label } from './labels.js';
 import { Prompt } from './prompt.js';
 import { Source } from './source.js';
 import { Reader } from './windows.js';
-import { shaped, textsOf, type TextInput } from './texts.js';
+import { shaped, textsOf } from './texts.js';
+import type { Static } from '@sinclair/typebox';
+import type { EntitiesRequest, EntitiesResult as EntitiesResultSchema, Entity as EntitySchema } from '../api/entities.js';
 
-export interface EntitiesInput extends TextInput {
-  types: string[] | Record<string, string>;
-}
-
-export interface Entity {
-  type: string;
-  text: string;
-  probability: number;
-  start: number;
-  end: number;
-}
-
-export interface EntitiesResult {
-  entities: Entity[]; // sorted by start
-}
+export type EntitiesInput = Static<typeof EntitiesRequest>;
+export type Entity = Static<typeof EntitySchema>;
+export type EntitiesResult = Static<typeof EntitiesResultSchema>;
 
 const SYSTEM =
   'You find things mentioned in a text. List every one of the requested kind by copying its exact words ' +

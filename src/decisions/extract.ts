@@ -9,17 +9,14 @@ import { argmax, normalise } from './distribution.js';
 import { Prompt } from './prompt.js';
 import { fieldsOf, type Field } from './schema-fields.js';
 import { Source } from './source.js';
-import { shaped, textsOf, type TextInput } from './texts.js';
+import { shaped, textsOf } from './texts.js';
 import { Reader, type Excerpt } from './windows.js';
 import { numberIn } from './numbers.js';
+import type { Static } from '@sinclair/typebox';
+import type { ExtractRequest, ExtractResult as ExtractResultSchema } from '../api/extract.js';
 
-export interface ExtractInput extends TextInput {
-  schema: Record<string, unknown>;
-}
-
-export interface ExtractResult {
-  data: Record<string, unknown>;
-}
+export type ExtractInput = Static<typeof ExtractRequest>;
+export type ExtractResult = Static<typeof ExtractResultSchema>;
 
 /** How the prompt names things (one system prompt for every kind of field, so all of a text's jobs share one cached prefix) and what None means. */
 export interface ExtractWording {
@@ -29,7 +26,7 @@ export interface ExtractWording {
   requiredFilled: boolean; // a required field takes its best span even when "None" is likelier
 }
 
-export const DOCUMENT_FIELDS: ExtractWording = {
+const DOCUMENT_FIELDS: ExtractWording = {
   system:
     'You read fields from a text. For a field, copy its exact value from the text, or reply None if the text ' +
     'does not give it; for a list, copy every value, one per line. For a yes/no question reply Yes or No. ' +

@@ -33,7 +33,10 @@ function spelled(words: string): number {
     const scale = SCALES.get(w);
     if (small !== undefined) group += small;
     else if (scale === 100) group = (group || 1) * 100;
-    else if (scale !== undefined) (total += (group || 1) * scale), (group = 0);
+    else if (scale !== undefined) {
+      total += (group || 1) * scale;
+      group = 0;
+    }
   }
   return total + group;
 }

@@ -4,20 +4,13 @@ import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { Prompt } from './prompt.js';
-import { shaped, textsOf, type TextInput } from './texts.js';
+import { shaped, textsOf } from './texts.js';
 import { Reader } from './windows.js';
+import type { Static } from '@sinclair/typebox';
+import type { RateRequest, RateResult as RateResultSchema } from '../api/rate.js';
 
-export interface RateInput extends TextInput {
-  scale: string[]; // 2 to 10 level descriptions, low to high
-}
-
-export interface RateResult {
-  score: number; // probability-weighted position, 0 .. scale.length - 1
-  level: number; // argmax
-  label: string; // scale[level]
-  confidence: number;
-  scores: number[]; // one probability per level, in scale order
-}
+export type RateInput = Static<typeof RateRequest>;
+export type RateResult = Static<typeof RateResultSchema>;
 
 const SYSTEM = 'You rate texts on a scale. Reply with the number of the level that fits best, nothing else.';
 

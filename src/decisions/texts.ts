@@ -1,10 +1,6 @@
 // The text / texts rule shared by every capability but yes-no.
 import { ServiceError } from '../errors.js';
-
-export interface TextInput {
-  text?: string;
-  texts?: string[];
-}
+import type { TextInput } from '../api/common.js';
 
 /** Exactly one of text and texts; returns the texts and whether the caller asked for a list. */
 export function textsOf(input: TextInput): { texts: string[]; list: boolean } {

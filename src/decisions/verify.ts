@@ -8,18 +8,12 @@ import { numberIn } from './numbers.js';
 import { Prompt } from './prompt.js';
 import { Source } from './source.js';
 import { Reader } from './windows.js';
-import { shaped, textsOf, type TextInput } from './texts.js';
+import { shaped, textsOf } from './texts.js';
+import type { Static } from '@sinclair/typebox';
+import type { VerifyRequest, VerifyResult as VerifyResultSchema } from '../api/verify.js';
 
-export interface VerifyInput extends TextInput {
-  field: { name: string; description?: string };
-  value: string | number;
-}
-
-export interface VerifyResult {
-  matches: boolean;
-  probability: number;
-  found: string[]; // the raw spans the text gives for the field, whether or not they match
-}
+export type VerifyInput = Static<typeof VerifyRequest>;
+export type VerifyResult = Static<typeof VerifyResultSchema>;
 
 // One system prompt for both branches: finding the values and checking the given one.
 const SYSTEM =

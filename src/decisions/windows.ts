@@ -16,7 +16,7 @@ export const WHOLE_TEXT_CHARS = 2000;
 export const READ_CHARS = 1600;
 const WINDOW_CHARS = 400;
 /** A window is read for a query when its cosine similarity is within this of the query's best. */
-export const RELEVANCE_MARGIN = 0.1;
+const RELEVANCE_MARGIN = 0.1;
 const GAP = '\n[…]\n';
 
 /** The part of a text the model reads, and where each piece came from. */

@@ -6,21 +6,11 @@ import { charsOf, type Billed } from './billing.js';
 import { calibration, platt } from './distribution.js';
 import { Prompt } from './prompt.js';
 import { Reader } from './windows.js';
+import type { Static } from '@sinclair/typebox';
+import type { YesNoRequest, YesNoResult as YesNoResultSchema } from '../api/yes-no.js';
 
-export interface YesNoInput {
-  text?: string;
-  texts?: string[];
-  statement?: string;
-  statements?: string[];
-  when_true?: string;
-  when_false?: string;
-}
-
-export interface YesNoResult {
-  statement: string;
-  answer: boolean; // true exactly when probability >= 0.5
-  probability: number;
-}
+export type YesNoInput = Static<typeof YesNoRequest>;
+export type YesNoResult = Static<typeof YesNoResultSchema>;
 
 /** One result, a list (several texts or several statements), or texts x statements, text-major. */
 export type YesNoOutput = YesNoResult | { results: YesNoResult[] } | { results: { results: YesNoResult[] }[] };

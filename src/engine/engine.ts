@@ -3,8 +3,9 @@
 import { loadBinding, type NativeBinding, type NativeEncoder, type NativeEngine, type NativeJob, type ScoreJob, type ScoreResult } from '../binding.js';
 import type { SpanJob, SpanResult } from '../binding.js';
 import type { ChatMessage, ModelInfo } from '../binding.js';
-import type { TranscribeJob, TranscribeResult } from '../binding.js';
+import type { NativeSpeakerEncoder, TranscribeJob, TranscribeResult } from '../binding.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { readFile } from 'node:fs/promises';
 import { CancelledError, ServiceError } from '../errors.js';
 
 export interface EngineOptions {
@@ -38,10 +39,17 @@ const ATTEMPTS = 2; // an inference failure is retried once; the second failure 
 /** A request reads at most this many slot contexts of tokens in all its jobs (see tokensOf). */
 export const REQUEST_CONTEXTS = 2;
 
-/** What a session body runs its rounds with. */
+/** What diarization uses of the speaker encoder: its sizes and batched window embeddings. */
+export type SpeakerEmbedder = Pick<NativeSpeakerEncoder, 'dims' | 'embed'>;
+
+/** What a session body runs its rounds with: everything one request does on the model. */
 export interface Round {
   score(jobs: ScoreJob[]): Promise<ScoreResult[]>;
   spans(jobs: SpanJob[]): Promise<SpanResult[]>;
+  /** Decodes and transcribes one audio file on a slot; bad audio is a 400 (413 when too long), not retried. */
+  transcribe(job: TranscribeJob): Promise<TranscribeResult>;
+  /** The speaker encoder (see loadSpeakerEncoder), for diarization inside the request. */
+  readonly speakers: SpeakerEmbedder;
 }
 
 export class Engine {
@@ -56,6 +64,7 @@ export class Engine {
   readonly stopTokens: Int32Array;
   private inflight = 0;
   private transcribes = false;
+  private speakerEncoder: NativeSpeakerEncoder | undefined;
   private refused = 0;
   private closed = false;
   private drained: (() => void) | undefined;
@@ -65,7 +74,7 @@ export class Engine {
   private constructor(
     private readonly native: NativeEngine,
     options: EngineOptions,
-    binding: NativeBinding,
+    private readonly binding: NativeBinding,
     private readonly encoder: { native: NativeEncoder; dimensions: number } | undefined,
   ) {
     this.info = native.info();
@@ -93,12 +102,14 @@ export class Engine {
     return this.encoder !== undefined;
   }
 
-  /** Unit vectors for `texts` from the sentence encoder, one per text. */
-  async embed(texts: string[]): Promise<Float32Array[]> {
-    if (!this.encoder) throw new Error('no sentence encoder is loaded');
-    const { native, dimensions } = this.encoder;
-    const rows = await native.embed(texts);
-    return texts.map((_, i) => rows.subarray(i * dimensions, (i + 1) * dimensions));
+  /** Unit vectors for `texts` from the sentence encoder, one per text; admitted like a request. */
+  embed(texts: string[]): Promise<Float32Array[]> {
+    const encoder = this.encoder;
+    if (!encoder) throw new Error('no sentence encoder is loaded');
+    return this.admitted(async () => {
+      const rows = await encoder.native.embed(texts);
+      return texts.map((_, i) => rows.subarray(i * encoder.dimensions, (i + 1) * encoder.dimensions));
+    });
   }
 
   /** Text to tokens. `special` parses template markers; user text never sets it. */
@@ -126,8 +137,10 @@ export class Engine {
     return this.native.tokenBytes(tokens);
   }
 
-  /** Loads a whisper.cpp model into the same slots; `heads` is its alignment-head preset. */
-  /** A whisper model for transcription; with `vadPath`, audio without speech is not transcribed. */
+  /**
+   * Loads a whisper.cpp model into the same slots; `heads` is its alignment-head preset. With
+   * `vadPath`, audio without speech is not transcribed.
+   */
   async loadWhisper(modelPath: string, heads: string, vadPath?: string): Promise<void> {
     if (!this.native.loadWhisper) throw new Error('this binding cannot transcribe');
     await this.native.loadWhisper({ modelPath, heads, ...(vadPath ? { vadPath } : {}) });
@@ -139,34 +152,15 @@ export class Engine {
     return this.transcribes;
   }
 
-  /**
-   * Decodes and transcribes one audio file on a slot, admitted like any request (529 when full)
-   * and cancelled by `signal`. Bad audio is a client error (400, or 413 when too long), not retried.
-   */
-  transcribe(job: TranscribeJob, signal?: AbortSignal): Promise<TranscribeResult> {
-    return this.session(() => this.transcribeOnSlot(job, signal), signal);
+  /** Loads the speaker encoder diarization runs on (a DMSPKENC file, see src/models/converters/speaker.ts). */
+  async loadSpeakerEncoder(path: string): Promise<void> {
+    if (!this.binding.SpeakerEncoder) throw new Error('this addon build has no speaker encoder');
+    this.speakerEncoder = new this.binding.SpeakerEncoder(await readFile(path));
   }
 
-  private async transcribeOnSlot(job: TranscribeJob, signal?: AbortSignal): Promise<TranscribeResult> {
-    let last = '';
-    for (let i = 0; i < ATTEMPTS; i++) {
-      if (signal?.aborted) throw new CancelledError();
-      const { id, result } = this.native.transcribe!(job);
-      const cancel = () => this.native.cancel(id);
-      signal?.addEventListener('abort', cancel, { once: true });
-      try {
-        return await result;
-      } catch (err) {
-        const { code, message } = err as { code?: string; message: string };
-        if (code === 'cancelled' || signal?.aborted) throw new CancelledError();
-        if (code === 'invalid_audio') throw new ServiceError('invalid_request', `body: ${message}`);
-        if (code === 'audio_too_long') throw new ServiceError('payload_too_large', `body: ${message}`);
-        last = message;
-      } finally {
-        signal?.removeEventListener('abort', cancel);
-      }
-    }
-    throw new ServiceError('runner_error', `inference failed twice: ${last}`);
+  /** Transcribes one audio file: a session with a single round (see Round.transcribe). */
+  transcribe(job: TranscribeJob, signal?: AbortSignal): Promise<TranscribeResult> {
+    return this.session((run) => run.transcribe(job), signal);
   }
 
 
@@ -187,9 +181,10 @@ export class Engine {
   }
 
   /**
-   * Hands `body` a `Round` runner for one request's rounds of jobs (classify-tree needs one round
-   * per level), admitted as above. Jobs of a round run in parallel across slots; each failing job
-   * is retried once. Aborting `signal` cancels every job and frees their slots.
+   * Hands `body` a `Round` runner for everything one request does on the models (classify-tree
+   * needs one round per level; a diarized transcription transcribes, then embeds speakers),
+   * admitted as above, so `close()` waits for all of it. Jobs of a round run in parallel across
+   * slots; each failing job is retried once. Aborting `signal` cancels every job and frees their slots.
    */
   session<T>(body: (run: Round) => Promise<T>, signal?: AbortSignal): Promise<T> {
     return this.admitted(async () => {
@@ -200,11 +195,20 @@ export class Engine {
         if (signal?.aborted) throw new CancelledError();
         for (const job of jobs) this.checkFits(job);
         this.charge(jobs);
-        return Promise.all(jobs.map((job) => this.attempt(job, running, signal) as Promise<R>));
+        return Promise.all(jobs.map((job) => this.retried(() => this.native.submit(job) as { id: number; result: Promise<R> }, running, signal)));
       };
+      const speakers = this.speakerEncoder;
       const run: Round = {
         score: (jobs) => round<ScoreResult>(jobs.map((j) => ({ kind: 'score', ...j }))),
         spans: (jobs) => round<SpanResult>(jobs.map((j) => ({ kind: 'spans', ...j }))),
+        transcribe: (job) => {
+          if (!this.native.transcribe) throw new Error('this binding cannot transcribe');
+          return this.retried(() => this.native.transcribe!(job), running, signal);
+        },
+        get speakers(): SpeakerEmbedder {
+          if (!speakers) throw new Error('no speaker encoder is loaded');
+          return speakers;
+        },
       };
       try {
         return await body(run);
@@ -227,16 +231,24 @@ export class Engine {
     }
   }
 
-  private async attempt(job: NativeJob, running: Set<number>, signal?: AbortSignal): Promise<ScoreResult | SpanResult> {
+  /**
+   * Runs one native job, retrying a failure once (runner_error after the second). Cancellation
+   * and the audio errors (bad audio 400, too long 413) are final; `running` holds the job's id
+   * while it runs, so the session can cancel it.
+   */
+  private async retried<R>(start: () => { id: number; result: Promise<R> }, running: Set<number>, signal?: AbortSignal): Promise<R> {
     let last = '';
     for (let i = 0; i < ATTEMPTS; i++) {
-      const { id, result } = this.native.submit(job);
+      if (signal?.aborted) throw new CancelledError();
+      const { id, result } = start();
       running.add(id);
       try {
         return await result;
       } catch (err) {
         const { code, message } = err as { code?: string; message: string };
         if (code === 'cancelled' || signal?.aborted) throw new CancelledError();
+        if (code === 'invalid_audio') throw new ServiceError('invalid_request', `body: ${message}`);
+        if (code === 'audio_too_long') throw new ServiceError('payload_too_large', `body: ${message}`);
         last = message;
       } finally {
         running.delete(id);
@@ -288,13 +300,7 @@ export class Engine {
     if (this.inflight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
     this.native.close();
     this.encoder?.native.close();
-  }
-
-  /** Cancels everything now and frees the model. */
-  destroy(): void {
-    this.closed = true;
-    this.native.close();
-    this.encoder?.native.close();
+    this.speakerEncoder = undefined;
   }
 }
 

@@ -4,14 +4,14 @@ import type { Transcription } from '../audio/transcription.js';
 import type { Route } from './types.js';
 import { checkWavLength } from './wav.js';
 
-export const TRANSCRIBE_PATH = '/v1/audio/transcribe';
+const TRANSCRIBE_PATH = '/v1/audio/transcribe';
 
 export function audioRoutes(transcription: Transcription): Route[] {
   return [
     {
       method: 'post',
       path: TRANSCRIBE_PATH,
-      maxBodyBytes: transcription.settings.maxBytes,
+      maxBodyBytes: transcription.settings.audioMaxBytes,
       handler: async (req) => {
         checkContentType(req.headers['content-type']);
         const diarize = flag(req.query.get('diarize'));

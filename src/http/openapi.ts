@@ -8,6 +8,7 @@ import { DEFAULTS } from '../config.js';
 import { CAPABILITIES, CAPABILITY_PREFIX, Model, ModelList } from '../api/capabilities.js';
 import { ChatCompletionRequest, ChatCompletionResponse } from '../api/chat.js';
 import { SYSTEM_ONE_BATCH_PATH, SYSTEM_ONE_PATH, SystemOneBatchRequest, SystemOneBatchResponse, SystemOneErrorBody, SystemOneRequest, SystemOneResponse, ValidationErrorBody } from '../api/systemone.js';
+import { TranscriptionResponse } from '../api/transcription.js';
 import { Type } from '@sinclair/typebox';
 
 type Json = Record<string, unknown>;
@@ -22,19 +23,6 @@ export interface AccessPolicy {
   audio?: boolean;
 }
 
-// The body src/audio/transcription.ts returns (its TranscriptionResponse interface); `speaker`
-// appears on segments and words only with diarize=true.
-const Word = Type.Object({ word: Type.String(), start: Type.Number(), end: Type.Number(), speaker: Type.Optional(Type.String()) });
-const TranscriptionResponse = Type.Object(
-  {
-    text: Type.String({ description: 'segment texts joined with spaces' }),
-    segments: Type.Array(Type.Object({ start: Type.Number(), end: Type.Number(), text: Type.String(), words: Type.Array(Word), speaker: Type.Optional(Type.String()) })),
-    duration: Type.Number({ description: 'seconds' }),
-    language: Type.Null(),
-  },
-  { $id: 'TranscriptionResponse' },
-);
-
 const INFERENCE_MS = { 'x-inference-ms': { description: "the decision's time on the server, ms (waiting for a slot included)", schema: { type: 'integer' } } };
 
 const LIMITED = 'rate_limit_exceeded: the key used its requests (each item of texts, statements, questions or states counts one) or its input tokens for this minute';
@@ -45,7 +33,7 @@ const RETRY = {
 };
 
 /** Limits checked before any model work; a request over one gets 400 invalid_request naming it. */
-export function limits(requestTokens: number): string {
+function limits(requestTokens: number): string {
   return (
     `Limits: texts x statements (yes-no) or texts x questions (answer) at most ${MAX_DECISIONS} decisions; ` +
     `labels, entity types and tree labels per level at most ${MAX_LABELS}, trees at most ${MAX_TREE_DEPTH} levels; ` +

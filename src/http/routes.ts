@@ -78,10 +78,11 @@ const SYSTEM_ONE_MODELS = ['jev-latest', MODEL_ID].map((name) => ({ name, descri
  */
 export function routes(service: Service, gate: Gate = new Gate()): Route[] {
   const run = runners(service);
-  const openapi = JSON.stringify(openapiDocument(service.version, { keys: gate.checksKeys, rateLimit: gate.limitsRate, tokenLimit: gate.limitsTokens, audio: service.transcription !== undefined }, service.engine.requestTokens));
+  const access = { keys: gate.checksKeys, rateLimit: gate.limitsRate, tokenLimit: gate.limitsTokens, audio: service.transcription !== undefined };
+  const openapi = JSON.stringify(openapiDocument(service.version, access, service.engine.requestTokens));
   const metrics = gate.options.metrics;
   const all: Route[] = [
-    { method: 'get', path: '/', handler: async () => ({ status: 200, body: describe(service, gate) }) },
+    { method: 'get', path: '/', handler: async () => ({ status: 200, body: describe(service, gate, all) }) },
     { method: 'get', path: '/openapi.json', handler: async () => ({ status: 200, body: openapi, contentType: 'application/json' }) },
     ...docsRoutes(),
     ...(metrics ? [{ method: 'get', path: '/metrics', handler: async () => ({ status: 200, body: await metrics.text(), contentType: metrics.registry.contentType }) } as Route] : []),
@@ -125,7 +126,7 @@ function chatCompletions(chat: Chat, engine: Engine): Route {
   };
 }
 
-function describe(service: Service, gate: Gate) {
+function describe(service: Service, gate: Gate, all: Route[]) {
   return {
     name: service.name,
     version: service.version,
@@ -141,7 +142,8 @@ function describe(service: Service, gate: Gate) {
       cpu: service.engine.versions.system,
     },
     openapi: '/openapi.json',
-    endpoints: Object.keys(CAPABILITIES).map((c) => `${CAPABILITY_PREFIX}/${c}`),
+    // Every route this process serves (audio only when a whisper model is loaded), from the route table itself.
+    endpoints: all.map((r) => `${r.method.toUpperCase()} ${r.path}`),
   };
 }
 

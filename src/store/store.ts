@@ -1,6 +1,7 @@
 // Keys and the usage ledger. Two implementations behind one interface: SQLite in a file (the
 // embedded default, one machine) and PostgreSQL (shared by replicas). Chosen by DM_DATABASE_URL.
-import type { KeyMode } from '../auth/keys.js';
+/** The two kinds of key (dm_test_... and dm_prod_...). */
+export type KeyMode = 'test' | 'prod';
 
 export interface KeyRecord {
   id: string;

@@ -4,13 +4,13 @@
 // bench/diarize.ts chose the threshold on (other turn orders, gaps and lines).
 import t, { type Test } from 'tap';
 import { diarize } from '../../src/audio/diarize.js';
-import { speakerEncoder } from '../../src/audio/speaker-model.js';
-import { convertResemblyzerCheckpoint } from '../../src/audio/speaker-weights.js';
+import { testSpeakerEncoder } from '../helpers/model.js';
+import { convertResemblyzerCheckpoint } from '../../src/models/converters/speaker.js';
 import { CancelledError } from '../../src/errors.js';
 import { conversation, ensureSpeechTools, LINES, matchedAccuracy, speak16k, type Turn } from '../helpers/speech-conversation.js';
 
 ensureSpeechTools();
-const encoder = await speakerEncoder();
+const encoder = await testSpeakerEncoder();
 
 /** Turns for `pattern` over `voices`, lines taken from the end of LINES backwards. */
 function turns(voices: string[], pattern: number[]): Turn[] {

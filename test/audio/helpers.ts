@@ -2,11 +2,10 @@
 import { request } from 'node:http';
 import { Engine } from '../../src/engine/engine.js';
 import { Transcription } from '../../src/audio/transcription.js';
-import { audioSettings } from '../../src/audio/limits.js';
+import { loadConfig } from '../../src/config.js';
 import { audioRoutes } from '../../src/http/audio.js';
 import { serve } from '../../src/http/uws.js';
-import { resolveModel } from '../../src/models/store.js';
-import { findWhisperModel, resolveWhisperModel } from '../../src/models/whisper-models.js';
+import { loadAudio } from '../../src/service.js';
 import { testModelPath } from '../helpers/model.js';
 
 export interface AudioServer {
@@ -19,12 +18,10 @@ export interface AudioServer {
 const silent = { info() {}, error() {}, warn() {} } as never;
 
 export async function audioServer(env: NodeJS.ProcessEnv = {}, slots = 1): Promise<AudioServer> {
-  const settings = audioSettings({ ...process.env, ...env });
-  const whisper = await resolveWhisperModel(settings.model, { path: settings.modelPath });
+  const config = loadConfig({ ...process.env, ...env });
   const engine = await Engine.open({ modelPath: await testModelPath(), slots, threads: 2, queue: 1, contextSize: 512, batchSize: 64 });
-  const vad = settings.vad === 'none' ? undefined : await resolveModel(settings.vad);
-  await engine.loadWhisper(whisper, findWhisperModel(settings.model)?.alignmentHeads ?? '', vad);
-  const transcription = new Transcription(engine, settings);
+  await loadAudio(engine, config);
+  const transcription = new Transcription(engine, config);
   const server = await serve(audioRoutes(transcription), { host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, log: silent });
   return {
     url: `http://127.0.0.1:${server.port}/v1/audio/transcribe`,

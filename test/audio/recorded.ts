@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { cacheDirOf, storeEnv } from '../../src/models/store.js';
+import { loadConfig } from '../../src/config.js';
 import { wavOf } from './speech.js';
 
 export interface Recording {
@@ -30,7 +30,7 @@ const JFK = 'And so, my fellow Americans, ask not what your country can do for y
 
 /** Every recording, downloading the two packages into the cache on first use. */
 export function recordedSpeech(): Recording[] {
-  const dir = join(cacheDirOf(storeEnv()), '..', 'test-audio');
+  const dir = join(loadConfig().cacheDir, '..', 'test-audio');
   mkdirSync(dir, { recursive: true });
   return [...pocketsphinxClips(fetched(dir, POCKETSPHINX, pipDownload)), jfk(fetched(dir, NODEJS_WHISPER, npmPack))];
 }

@@ -1,5 +1,10 @@
 // Admission, retries and cancellation in the engine, against the fake binding.
-import t from 'tap';
+import t, { type Test } from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Transcription } from '../../src/audio/transcription.js';
+import { DEFAULTS } from '../../src/config.js';
 import { Engine } from '../../src/engine/engine.js';
 import { CancelledError, ServiceError } from '../../src/errors.js';
 import { fakeBinding } from '../helpers/fake-binding.js';
@@ -112,4 +117,41 @@ t.test('an admitted request is never refused for its own second job (label prior
     t.same(statuses, [200, 200, 200, 200], `${round}: four first-time label sets, no 529`);
   }
   t.equal(server.engine.stats().refused, 0);
+});
+
+/** An engine on the fake binding with audio: capacity one, the speaker encoder slow. */
+async function audioEngine(t: Test) {
+  const binding = fakeBinding({ speakerDelayMs: 200 });
+  const engine = await Engine.open({ ...SMALL, modelPath: 'fake', slots: 1, queue: 0 }, binding);
+  const dir = mkdtempSync(join(tmpdir(), 'dm-speaker-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'fake.dmspkenc'), 'fake');
+  await engine.loadWhisper('fake', '');
+  await engine.loadSpeakerEncoder(join(dir, 'fake.dmspkenc'));
+  return { binding, engine, transcription: new Transcription(engine, DEFAULTS) };
+}
+
+async function until(ready: () => boolean): Promise<void> {
+  while (!ready()) await new Promise((r) => setTimeout(r, 5));
+}
+
+t.test('diarization is admitted: while it runs, a request beyond capacity gets overloaded', async (t) => {
+  const { binding, engine, transcription } = await audioEngine(t);
+  const diarized = transcription.run(Buffer.from('audio'), true);
+  await until(() => binding.embeddings > 0);
+  t.equal(engine.stats().inflight, 1, 'the transcription still holds its admission while speakers are embedded');
+  await t.rejects(engine.score([job]), { code: 'overloaded' });
+  t.equal((await diarized).body.segments[0]!.speaker, 'SPEAKER_00');
+  await t.resolves(engine.score([job]), 'admitted again once diarization is done');
+  await engine.close();
+});
+
+t.test('close waits for diarization', async (t) => {
+  const { binding, engine, transcription } = await audioEngine(t);
+  const diarized = transcription.run(Buffer.from('audio'), true);
+  await until(() => binding.embeddings > 0);
+  const started = performance.now();
+  await engine.close();
+  t.ok(performance.now() - started >= 150, 'close() returned only after the 200 ms of speaker embedding');
+  t.same((await diarized).body.segments[0]!.words.map((w) => w.speaker), ['SPEAKER_00', 'SPEAKER_00', 'SPEAKER_00', 'SPEAKER_00'], 'and the request was answered');
 });

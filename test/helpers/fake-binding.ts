@@ -2,11 +2,14 @@
 // no model. Tokens are character codes; a branch's score favours "Yes" when its text contains
 // "[true]"; a span job copies the source's first word (or nothing when a branch says "[none]").
 // Each job takes `delayMs`; `failures` jobs fail before the rest succeed. The encoder counts letters.
-import type { ChatMessage, LoadOptions, NativeBinding, NativeEncoder, NativeEngine, NativeJob, PoolStats, ScoreJob, ScoreResult, SpanJob, SpanResult } from '../../src/binding.js';
+// A transcription is two seconds of silence heard as "one two three four"; the speaker encoder
+// takes `speakerDelayMs` per call and hears one voice.
+import type { ChatMessage, LoadOptions, NativeBinding, NativeEncoder, NativeEngine, NativeJob, NativeSpeakerEncoder, PoolStats, ScoreJob, ScoreResult, SpanJob, SpanResult, TranscribeJob, TranscribeResult } from '../../src/binding.js';
 
 export interface FakeBehaviour {
   delayMs: number;
   failures: number; // how many submitted jobs fail (runner_error) before jobs succeed
+  speakerDelayMs: number;
 }
 
 export interface FakeBinding extends NativeBinding {
@@ -14,13 +17,16 @@ export interface FakeBinding extends NativeBinding {
   submitted: number;
   cancelled: number;
   running: () => number;
+  /** Speaker encoder calls started. */
+  embeddings: number;
 }
 
 export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding {
   const state: FakeBinding = {
-    behaviour: { delayMs: 5, failures: 0, ...behaviour },
+    behaviour: { delayMs: 5, failures: 0, speakerDelayMs: 5, ...behaviour },
     submitted: 0,
     cancelled: 0,
+    embeddings: 0,
     running: () => running.size,
     versions: () => ({ whisper: 'fake', system: 'fake' }),
     Engine: class implements NativeEngine {
@@ -34,16 +40,23 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
       applyTemplate(messages: ChatMessage[], addAssistant: boolean): string {
         return messages.map((m) => `<${m.role}>${m.content}</${m.role}>`).join('') + (addAssistant ? '<assistant>' : '');
       }
+      async loadWhisper(): Promise<void> {}
+      transcribe(job: TranscribeJob) {
+        return this.run(() => transcribed(job));
+      }
       submit(job: NativeJob) {
+        return this.run(() => (job.kind === 'score' ? score(job) : spans(job)));
+      }
+      private run<R>(make: () => R): { id: number; result: Promise<R> } {
         const id = ++state.submitted;
-        const result = new Promise<ScoreResult | SpanResult>((resolve, reject) => {
+        const result = new Promise<R>((resolve, reject) => {
           const timer = setTimeout(() => {
             running.delete(id);
             if (state.behaviour.failures > 0) {
               state.behaviour.failures--;
               return reject(Object.assign(new Error('fake decode failure'), { code: 'runner_error' }));
             }
-            resolve(job.kind === 'score' ? score(job) : spans(job));
+            resolve(make());
           }, state.behaviour.delayMs);
           running.set(id, () => {
             clearTimeout(timer);
@@ -87,9 +100,33 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
       }
       close(): void {}
     },
+    SpeakerEncoder: class implements NativeSpeakerEncoder {
+      readonly dims = { mels: 40, hidden: 4, layers: 1, embedding: 4, partialFrames: 160, maxPartialFrames: 160 };
+      async embed(_pcm: Float32Array, starts: Int32Array): Promise<Float32Array> {
+        state.embeddings++;
+        await new Promise((r) => setTimeout(r, state.behaviour.speakerDelayMs));
+        return Float32Array.from({ length: starts.length * 4 }, (_, i) => (i % 4 === 0 ? 1 : 0));
+      }
+    },
   };
   const running = new Map<number, () => void>();
   return state;
+}
+
+function transcribed(job: TranscribeJob): TranscribeResult {
+  const tokens = ['one', 'two', 'three', 'four'].map((w, i) => ({ text: ` ${w}`, start: i * 0.5, end: i * 0.5 + 0.4, aligned: -1, p: 0.9 }));
+  const samples = 32000;
+  return {
+    samples,
+    format: 'wav',
+    codec: 'pcm_s16le',
+    segments: [{ start: 0, end: 2, noSpeech: 0, tokens }],
+    energy: new Float32Array(samples / 160),
+    ...(job.wantPcm ? { pcm: new Float32Array(samples) } : {}),
+    promptTokens: 0,
+    cachedTokens: 0,
+    decodeMs: 1,
+  };
 }
 
 function score(job: ScoreJob): ScoreResult {

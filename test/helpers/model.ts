@@ -1,14 +1,25 @@
 // The real decision model for native tests: the one `npm test` pulled (DM_MODEL_PATH wins).
-import { DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL } from '../../src/models/manifest.js';
-import { resolveModel, storeEnv } from '../../src/models/store.js';
+import { readFile } from 'node:fs/promises';
+import { loadBinding } from '../../src/binding.js';
+import type { SpeakerEmbedder } from '../../src/engine/engine.js';
+import { DEFAULT_ENCODER_MODEL, DEFAULT_SPEAKER_MODEL } from '../../src/models/manifest.js';
+import { resolveModel } from '../../src/models/store.js';
+import { loadConfig } from '../../src/config.js';
 
 export function testModelPath(): Promise<string> {
-  return resolveModel(process.env.DM_MODEL ?? DEFAULT_DECISION_MODEL, { path: storeEnv().path, offline: true });
+  const config = loadConfig();
+  return resolveModel(config.model, { cacheDir: config.cacheDir, path: config.modelPath, offline: true });
 }
 
 /** The sentence encoder `npm test` pulled. */
 export function testEncoderPath(): Promise<string> {
-  return resolveModel(DEFAULT_ENCODER_MODEL, { offline: true });
+  return resolveModel(DEFAULT_ENCODER_MODEL, { cacheDir: loadConfig().cacheDir, offline: true });
+}
+
+/** The speaker encoder `npm test` pulled, outside an engine (for diarization's own tests). */
+export async function testSpeakerEncoder(): Promise<SpeakerEmbedder> {
+  const path = await resolveModel(DEFAULT_SPEAKER_MODEL, { cacheDir: loadConfig().cacheDir, offline: true });
+  return new (loadBinding().SpeakerEncoder!)(await readFile(path));
 }
 
 /** A text of about `tokens` tokens: long enough to keep a slot busy for a while. */

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { cacheDirOf, storeEnv } from '../../src/models/store.js';
+import { loadConfig } from '../../src/config.js';
 import { fetched, recordedSpeech } from '../audio/recorded.js';
 
 export interface Turn {
@@ -225,7 +225,7 @@ const PYANNOTE = { spec: 'pyannote-audio==4.0.7', file: 'pyannote_audio-4.0.7-py
  * women, with the reference diarization (RTTM) its tests use. Turns overlap in places.
  */
 export function telephoneCall(): { pcm: Float32Array; turns: { start: number; end: number; speaker: string }[] } {
-  const dir = join(cacheDirOf(storeEnv()), '..', 'test-audio');
+  const dir = join(loadConfig().cacheDir, '..', 'test-audio');
   mkdirSync(dir, { recursive: true });
   const wheel = fetched(dir, PYANNOTE, (spec, into) =>
     execFileSync('python3', ['-m', 'pip', 'download', '--no-deps', '--quiet', '--only-binary', ':all:', '-d', into, spec], { stdio: 'ignore' }),

@@ -43,3 +43,9 @@ t.test('/v1/models lists exactly decision-machine-1', async (t) => {
   t.equal(other.status, 404);
   t.same(await other.json(), { error: { code: 'model_not_found', message: 'model "gpt-4o" not found; use "decision-machine-1"' } });
 });
+
+t.test('GET / lists every route served: the capabilities, chat, System One and the model list', async (t) => {
+  const { endpoints } = (await (await fetch(`${server.url}/`)).json()) as { endpoints: string[] };
+  for (const e of ['POST /v1/decision-machine-1/yes-no', 'POST /v1/chat/completions', 'POST /v1/systemone', 'POST /v1/systemone/batch', 'GET /v1/models']) t.ok(endpoints.includes(e), e);
+  t.notOk(endpoints.includes('POST /v1/audio/transcribe'), 'no audio route without a whisper model');
+});

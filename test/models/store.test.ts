@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { crc32, deflateRawSync } from 'node:zlib';
 import type { ModelEntry, ModelSource } from '../../src/models/manifest.js';
-import { resolveEntry, resolveModel, type ResolveOptions } from '../../src/models/store.js';
+import { resolveEntry, resolveModel, storeOptions, type ResolveOptions } from '../../src/models/store.js';
+import { loadConfig } from '../../src/config.js';
 
 // ---- synthetic models --------------------------------------------------------------------------
 
@@ -48,7 +49,7 @@ async function setup(t: Test): Promise<{ dir: string; opts: ResolveOptions; mess
   const stderr = new PassThrough();
   let text = '';
   stderr.on('data', (d: Buffer) => (text += d.toString()));
-  return { dir, opts: { cacheDir: join(dir, 'cache'), env: {}, stderr, connectTimeoutMs: 2000 }, messages: () => text };
+  return { dir, opts: { cacheDir: join(dir, 'cache'), stderr, connectTimeoutMs: 2000 }, messages: () => text };
 }
 
 /** A server on the loopback address; `handler` answers every request. */
@@ -251,7 +252,7 @@ t.test('DM_OFFLINE=1 skips URL sources and says so', async (t) => {
   const { opts } = await setup(t);
   const content = ggufBytes('qwen2');
   const { url, hits } = await serve(t, sendBytes(content));
-  await t.rejects(resolveEntry(entryFor(content, [{ kind: 'url', url }]), { ...opts, env: { DM_OFFLINE: '1' } }), {
+  await t.rejects(resolveEntry(entryFor(content, [{ kind: 'url', url }]), { ...opts, offline: storeOptions(loadConfig({ DM_OFFLINE: '1' })).offline }), {
     message: new RegExp(`${url}: skipped \\(offline\\)`),
   });
   t.equal(hits(), 0);
@@ -294,5 +295,5 @@ t.test('a file of the right hash but the wrong architecture is refused', async (
 });
 
 t.test('an unknown id lists the known ones', async (t) => {
-  await t.rejects(resolveModel('gpt-5', { env: {} }), { code: 'MODEL_UNKNOWN', message: /unknown model "gpt-5"; known: .*qwen2\.5-coder-0\.5b-instruct-q4_k_m/ });
+  await t.rejects(resolveModel('gpt-5'), { code: 'MODEL_UNKNOWN', message: /unknown model "gpt-5"; known: .*qwen2\.5-coder-0\.5b-instruct-q4_k_m/ });
 });

@@ -4,8 +4,8 @@ import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GGML_F32, GGML_Q8_0, ggufChunks, toQ8_0 } from '../../src/models/gguf-writer.js';
-import { readGgufHeader } from '../../src/models/gguf.js';
+import { GGML_F32, GGML_Q8_0, ggufChunks, toQ8_0 } from '../../../src/models/converters/gguf-writer.js';
+import { readGgufHeader } from '../../../src/models/gguf.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-gguf-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));

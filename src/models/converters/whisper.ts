@@ -25,7 +25,7 @@ interface Ct2Variable {
 }
 
 /** Variables of a CTranslate2 model.bin (binary version 6), aliases resolved. */
-export function readCt2(bin: Buffer): Map<string, Ct2Variable> {
+function readCt2(bin: Buffer): Map<string, Ct2Variable> {
   let at = 0;
   const u8 = () => bin.readUInt8(at++);
   const u16 = () => ((at += 2), bin.readUInt16LE(at - 2));

@@ -1,7 +1,7 @@
 // The ONNX reader behind the Silero VAD converter: initializers with their names, shapes and
 // float values, whether the values are raw bytes or packed floats; other tensor types skipped.
 import t from 'tap';
-import { onnxInitializers } from '../../src/models/silero-vad.js';
+import { onnxInitializers } from '../../../src/models/converters/silero-vad.js';
 
 // Protobuf encoding, as much as the test needs.
 const varint = (n: number): number[] => {

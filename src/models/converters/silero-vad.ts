@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { toF16 } from './gguf-writer.js';
 
-export const SILERO_ONNX = 'silero_vad_16k_op15.onnx';
+const SILERO_ONNX = 'silero_vad_16k_op15.onnx';
 
 const GGML_MAGIC = 0x67676d6c;
 const F32 = 0;
