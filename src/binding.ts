@@ -122,11 +122,13 @@ export interface SpanResult extends JobStats {
   firstLogprobs: Float32Array; // branches x firstOptions, row-major
 }
 
+type SpanLimits = Required<Pick<SpanJob, 'maxSpanTokens' | 'maxSpans'>>;
+
 /** What a span job copies when the caller does not say: one span of at most 32 tokens. */
-export const SPAN_DEFAULTS: Readonly<Required<Pick<SpanJob, 'maxSpanTokens' | 'maxSpans'>>> = Object.freeze({ maxSpanTokens: 32, maxSpans: 1 });
+export const SPAN_DEFAULTS: Readonly<SpanLimits> = Object.freeze({ maxSpanTokens: 32, maxSpans: 1 });
 
 /** A job as the addon takes it: a span job's limits are always given. */
-export type NativeJob = ({ kind: 'score' } & ScoreJob) | ({ kind: 'spans' } & SpanJob & Required<Pick<SpanJob, 'maxSpanTokens' | 'maxSpans'>>);
+export type NativeJob = ({ kind: 'score' } & ScoreJob) | ({ kind: 'spans' } & SpanJob & SpanLimits);
 
 /** Decode an audio file and transcribe it with whisper.cpp on a slot (see native/core/transcribe.h). */
 export interface TranscribeJob {
