@@ -1,8 +1,33 @@
-// The whole native surface, typed in one place. Everything else talks to this file, never to
-// the .node module directly.
+// The whole native surface, typed in one place from what native/addon/ really takes and returns.
+// Everything else talks to this file, never to the .node module directly. The addon has no
+// defaults: every setting is passed from here. Argument mistakes throw a TypeError naming the
+// argument; async work rejects with a NativeError whose `code` is one of NativeErrorCode.
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+
+/** The `code` of every error the addon throws or rejects with (besides argument TypeErrors). */
+export type NativeErrorCode =
+  | 'cancelled' // the job was cancelled (cancel(id), or close())
+  | 'runner_error' // inference failed; worth one retry
+  | 'invalid_audio' // the audio cannot be decoded (the client's input)
+  | 'audio_too_long' // the audio is longer than maxSeconds
+  | 'load_failed' // a model file could not be loaded
+  | 'not_loaded' // a call that needs load() to have finished
+  | 'encoder_error' // the sentence encoder failed
+  | 'closed'; // work sent to a closed encoder
+
+export interface NativeError extends Error {
+  code: NativeErrorCode;
+}
+
+/** Whether `err` came from the addon with `code`. */
+export function isNativeError(err: unknown, ...codes: NativeErrorCode[]): err is NativeError {
+  return err instanceof Error && codes.includes((err as NativeError).code);
+}
+
+/** The least severe line of llama.cpp's, ggml's and whisper.cpp's log that is printed, as a JSON line on stderr. */
+export type NativeLogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export interface LoadOptions {
   modelPath: string;
@@ -11,6 +36,19 @@ export interface LoadOptions {
   contextSize: number; // KV cache tokens per slot
   batchSize: number; // tokens per llama_decode
   sequences: number; // branches decoded side by side per slot (>= 3)
+}
+
+export interface WhisperOptions {
+  modelPath: string;
+  heads: string; // alignment-head preset for word timestamps ("base", "tiny.en"...), "" for none
+  vadPath: string; // voice activity model, "" for none
+}
+
+export interface EncoderOptions {
+  modelPath: string;
+  threads: number; // CPU threads
+  batchTokens: number; // tokens per encode call; also caps the tokens read of one text
+  sequences: number; // texts encoded together in one call
 }
 
 export interface ModelInfo {
@@ -22,7 +60,7 @@ export interface ModelInfo {
   chatTemplate: string | null;
 }
 
-/** Score every option after every branch of a shared prefix (see native/jobs.h). */
+/** Score every option after every branch of a shared prefix (see native/core/jobs.h). */
 export interface ScoreJob {
   prefix: Int32Array;
   branches: Int32Array[];
@@ -30,9 +68,11 @@ export interface ScoreJob {
 }
 
 /**
- * Copy spans of `source` after every branch (see native/jobs.h): greedy decoding restricted to
+ * Copy spans of `source` after every branch (see native/core/jobs.h): greedy decoding restricted to
  * tokens that start or continue a run of source tokens, `separator` between spans (list mode) or
  * a stop token. `none` is the first token of the "nothing fits" answer, scored at the first step.
+ * An optional field left out switches its feature off; the engine fills maxSpanTokens and
+ * maxSpans from SPAN_DEFAULTS.
  */
 export interface SpanJob {
   prefix: Int32Array;
@@ -82,9 +122,15 @@ export interface SpanResult extends JobStats {
   firstLogprobs: Float32Array; // branches x firstOptions, row-major
 }
 
-export type NativeJob = ({ kind: 'score' } & ScoreJob) | ({ kind: 'spans' } & SpanJob);
+type SpanLimits = Required<Pick<SpanJob, 'maxSpanTokens' | 'maxSpans'>>;
 
-/** Decode an audio file and transcribe it with whisper.cpp on a slot (see native/transcribe.h). */
+/** What a span job copies when the caller does not say: one span of at most 32 tokens. */
+export const SPAN_DEFAULTS: Readonly<SpanLimits> = Object.freeze({ maxSpanTokens: 32, maxSpans: 1 });
+
+/** A job as the addon takes it: a span job's limits are always given. */
+export type NativeJob = ({ kind: 'score' } & ScoreJob) | ({ kind: 'spans' } & SpanJob & SpanLimits);
+
+/** Decode an audio file and transcribe it with whisper.cpp on a slot (see native/core/transcribe.h). */
 export interface TranscribeJob {
   audio: Uint8Array; // the file's bytes; copied at submit
   maxSeconds: number; // longer audio is refused with code "audio_too_long"
@@ -123,6 +169,7 @@ export interface PoolStats {
   completed: number;
   failed: number;
   cancelled: number;
+  rejected: number; // transcriptions refused for their input (invalid_audio, audio_too_long)
 }
 
 export interface ChatMessage {
@@ -130,15 +177,20 @@ export interface ChatMessage {
   content: string;
 }
 
-/** Rejections carry code 'cancelled' (job aborted or engine closed) or 'runner_error'. */
+/**
+ * One model behind a pool of slots (native/addon/engine.h). Jobs reject with code 'cancelled' (job
+ * aborted or engine closed) or 'runner_error'; transcriptions also with 'invalid_audio' or
+ * 'audio_too_long'; loads with 'load_failed'. Synchronous calls before load() resolved throw 'not_loaded'.
+ */
 export interface NativeEngine {
+  /** Once per engine. */
   load(options: LoadOptions): Promise<void>;
   info(): ModelInfo;
   tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Int32Array;
   applyTemplate(messages: ChatMessage[], addAssistant: boolean): string;
   submit(job: NativeJob): { id: number; result: Promise<ScoreResult | SpanResult> };
-  /** A whisper.cpp ggml model for transcription jobs; `heads` is its alignment-head preset. Absent in test fakes. */
-  loadWhisper?(options: { modelPath: string; heads: string; vadPath?: string }): Promise<void>;
+  /** A whisper.cpp ggml model for transcription jobs, once, after load(). Absent in test fakes. */
+  loadWhisper?(options: WhisperOptions): Promise<void>;
   /** A transcription job on the slots; bad audio rejects with code "invalid_audio" or "audio_too_long". */
   transcribe?(job: TranscribeJob): { id: number; result: Promise<TranscribeResult> };
   /** UTF-8 byte length of each token's text. */
@@ -150,22 +202,27 @@ export interface NativeEngine {
   close(): void;
 }
 
-/** A sentence encoder on its own native thread (see native/encoder.h). */
+/**
+ * A sentence encoder on its own native thread (native/core/sentence_encoder.h). Rejects with code
+ * 'encoder_error' when the model fails, 'closed' after close().
+ */
 export interface NativeEncoder {
-  load(modelPath: string, threads: number): Promise<{ dimensions: number; windowTokens: number }>;
-  /** One unit-length vector per text, rows of `dimensions` floats. */
+  /** Once per encoder. */
+  load(options: EncoderOptions): Promise<{ dimensions: number; windowTokens: number }>;
+  /** One unit-length vector per text, rows of `dimensions` floats; a text is cut to windowTokens. */
   embed(texts: string[]): Promise<Float32Array>;
+  /** The task in hand finishes; queued ones reject with code 'closed'. */
   close(): void;
 }
 
-/** The GE2E speaker encoder (native/speaker_encoder.h); stateless, shared by any number of calls. */
+/** The GE2E speaker encoder (native/core/speaker_encoder.h), on its own native thread; calls run one after another. */
 export interface NativeSpeakerEncoder {
   readonly dims: { mels: number; hidden: number; layers: number; embedding: number; partialFrames: number; maxPartialFrames: number };
   /**
    * Embeddings of partials of 16 kHz mono `pcm`: partial i is mel frames (10 ms each)
    * [starts[i], starts[i] + lengths[i]). Resolves count x embedding floats, row-major, each row
    * L2-normalised. `gain` scales the audio first (see loudnessGain in src/audio/speaker-model.ts).
-   * Runs on libuv's pool and reads `pcm` in place: do not change it until the promise settles.
+   * Reads `pcm` in place: do not change it until the promise settles. Rejects with code 'runner_error'.
    */
   embed(pcm: Float32Array, starts: Int32Array, lengths: Int32Array, gain: number): Promise<Float32Array>;
 }
@@ -173,21 +230,29 @@ export interface NativeSpeakerEncoder {
 export interface NativeBinding {
   Engine: new () => NativeEngine;
   Encoder: new () => NativeEncoder;
-  /** Absent only in test fakes. `weights`: the bytes of a DMSPKENC file. */
+  /** Absent only in test fakes. `weights`: the bytes of a DMSPKENC file; a bad file throws code 'load_failed'. */
   SpeakerEncoder?: new (weights: Uint8Array) => NativeSpeakerEncoder;
   versions(): { whisper: string; system: string };
+  setLogLevel(level: NativeLogLevel): void;
 }
 
 const addonPath = fileURLToPath(new URL('../../build/Release/decision_machine.node', import.meta.url));
 
 let cached: NativeBinding | undefined;
 
-/** Loads the addon once; a clear error if it was never built. */
-export function loadBinding(): NativeBinding {
-  if (cached) return cached;
-  if (!existsSync(addonPath)) {
-    throw new Error(`native addon not built (${addonPath} is missing): run \`npm install\` or \`npm run build\``);
+/**
+ * Loads the addon once; a clear error if it was never built. `logLevel`, when given, sets the
+ * native libraries' log threshold (at first load: errors only unless given).
+ */
+export function loadBinding(logLevel?: NativeLogLevel): NativeBinding {
+  if (!cached) {
+    if (!existsSync(addonPath)) {
+      throw new Error(`native addon not built (${addonPath} is missing): run \`npm install\` or \`npm run build\``);
+    }
+    cached = createRequire(import.meta.url)(addonPath) as NativeBinding;
+    cached.setLogLevel(logLevel ?? 'error');
+  } else if (logLevel) {
+    cached.setLogLevel(logLevel);
   }
-  cached = createRequire(import.meta.url)(addonPath) as NativeBinding;
   return cached;
 }

@@ -7,7 +7,7 @@
 #include <iterator>
 #include <vector>
 
-#include "../speaker_encoder.h"
+#include "../core/speaker_encoder.h"
 
 // resemblyzer's normalize_volume as a gain: raise to -30 dBFS RMS, never lower.
 static float loudness_gain(const std::vector<float> &pcm) {
@@ -38,7 +38,10 @@ int main(int argc, char **argv) {
     in.read((char *)starts.data(), count * 4);
     in.read((char *)mel.data(), mel.size() * 4);
     in.read((char *)emb.data(), emb.size() * 4);
-    if (!in) { std::fprintf(stderr, "%s: truncated\n", argv[a]); return 2; }
+    if (!in) {
+      std::fprintf(stderr, "%s: truncated\n", argv[a]);
+      return 2;
+    }
 
     const float gain = loudness_gain(pcm);
     const std::vector<float> ours = enc.mel(pcm.data(), samples, gain, 0, frames);

@@ -1,6 +1,6 @@
 // The engine: one loaded model behind a fixed pool of native slots, with explicit admission.
 // Usable without the HTTP server (see src/index.ts).
-import { loadBinding, type NativeBinding, type NativeEncoder, type NativeEngine, type NativeJob, type ScoreJob, type ScoreResult } from '../binding.js';
+import { isNativeError, loadBinding, SPAN_DEFAULTS, type NativeBinding, type NativeEncoder, type NativeEngine, type NativeJob, type NativeLogLevel, type ScoreJob, type ScoreResult } from '../binding.js';
 import type { SpanJob, SpanResult } from '../binding.js';
 import type { ChatMessage, ModelInfo } from '../binding.js';
 import type { NativeSpeakerEncoder, TranscribeJob, TranscribeResult } from '../binding.js';
@@ -18,6 +18,8 @@ export interface EngineOptions {
   batchSize: number;
   /** A sentence encoder GGUF; without one, long texts are read whole (see src/decisions/windows.ts). */
   encoderPath?: string;
+  /** llama.cpp's and whisper.cpp's own log threshold (JSON lines on stderr); errors only when unset. */
+  nativeLog?: NativeLogLevel;
 }
 
 export interface EngineStats {
@@ -35,6 +37,9 @@ export interface EngineStats {
 // Sequences per slot: the shared prefix plus one per statement of a full list (32), so a full
 // list is scored in one decode. Each costs a logits row (0.6 MB with a 150k vocabulary).
 const SEQUENCES = 33;
+// The sentence encoder reads up to 512 tokens of a window (its trained context) and encodes four
+// windows per call.
+const ENCODER = Object.freeze({ batchTokens: 512, sequences: 4 });
 const ATTEMPTS = 2; // an inference failure is retried once; the second failure is final
 /** A request reads at most this many slot contexts of tokens in all its jobs (see tokensOf). */
 export const REQUEST_CONTEXTS = 2;
@@ -87,12 +92,13 @@ export class Engine {
   }
 
   /** Loads the model and creates the slots off the main thread. */
-  static async open(options: EngineOptions, binding: NativeBinding = loadBinding()): Promise<Engine> {
+  static async open(options: EngineOptions, binding: NativeBinding = loadBinding(options.nativeLog)): Promise<Engine> {
     const native = new binding.Engine();
     const encoder = options.encoderPath === undefined ? undefined : new binding.Encoder();
+    const { modelPath, slots, threads, contextSize, batchSize } = options;
     const [, shape] = await Promise.all([
-      native.load({ ...options, sequences: SEQUENCES }),
-      encoder?.load(options.encoderPath!, options.threads),
+      native.load({ modelPath, slots, threads, contextSize, batchSize, sequences: SEQUENCES }),
+      encoder?.load({ modelPath: options.encoderPath!, threads, ...ENCODER }),
     ]);
     return new Engine(native, options, binding, encoder && { native: encoder, dimensions: shape!.dimensions });
   }
@@ -143,7 +149,7 @@ export class Engine {
    */
   async loadWhisper(modelPath: string, heads: string, vadPath?: string): Promise<void> {
     if (!this.native.loadWhisper) throw new Error('this binding cannot transcribe');
-    await this.native.loadWhisper({ modelPath, heads, ...(vadPath ? { vadPath } : {}) });
+    await this.native.loadWhisper({ modelPath, heads, vadPath: vadPath ?? '' });
     this.transcribes = true;
   }
 
@@ -200,7 +206,10 @@ export class Engine {
       const speakers = this.speakerEncoder;
       const run: Round = {
         score: (jobs) => round<ScoreResult>(jobs.map((j) => ({ kind: 'score', ...j }))),
-        spans: (jobs) => round<SpanResult>(jobs.map((j) => ({ kind: 'spans', ...j }))),
+        spans: (jobs) =>
+          round<SpanResult>(
+            jobs.map((j) => ({ kind: 'spans', ...j, maxSpanTokens: j.maxSpanTokens ?? SPAN_DEFAULTS.maxSpanTokens, maxSpans: j.maxSpans ?? SPAN_DEFAULTS.maxSpans })),
+          ),
         transcribe: (job) => {
           if (!this.native.transcribe) throw new Error('this binding cannot transcribe');
           return this.retried(() => this.native.transcribe!(job), running, signal);
@@ -245,11 +254,10 @@ export class Engine {
       try {
         return await result;
       } catch (err) {
-        const { code, message } = err as { code?: string; message: string };
-        if (code === 'cancelled' || signal?.aborted) throw new CancelledError();
-        if (code === 'invalid_audio') throw new ServiceError('invalid_request', `body: ${message}`);
-        if (code === 'audio_too_long') throw new ServiceError('payload_too_large', `body: ${message}`);
-        last = message;
+        if (isNativeError(err, 'cancelled') || signal?.aborted) throw new CancelledError();
+        if (isNativeError(err, 'invalid_audio')) throw new ServiceError('invalid_request', `body: ${err.message}`);
+        if (isNativeError(err, 'audio_too_long')) throw new ServiceError('payload_too_large', `body: ${err.message}`);
+        last = (err as Error).message;
       } finally {
         running.delete(id);
       }
@@ -266,7 +274,7 @@ export class Engine {
       for (const b of job.branches) need += b.length;
       for (const o of job.options) need += job.branches.length * (o.length - 1);
     } else {
-      const answer = (job.maxSpans ?? 1) * ((job.maxSpanTokens ?? 32) + 1);
+      const answer = job.maxSpans * (job.maxSpanTokens + 1);
       need += Math.max(...job.branches.map((b) => b.length)) + answer;
     }
     if (need > this.contextSize) {
@@ -318,7 +326,7 @@ export function tokensOf(jobs: NativeJob[]): number {
     tokens += job.prefix.length - shared;
     for (const b of job.branches) tokens += b.length;
     if (job.kind === 'score') for (const o of job.options) tokens += job.branches.length * o.length;
-    else tokens += job.branches.length * ((job.maxSpanTokens ?? 32) + 1);
+    else tokens += job.branches.length * (job.maxSpanTokens + 1);
   }
   return tokens;
 }

@@ -62,7 +62,8 @@ function postgresBin(): string | undefined {
   return version && join(root, version, 'bin');
 }
 
-function aptInstall(pkg: string): void {
+/** Installs a Debian package (apt-get update first when the package lists are stale). */
+export function aptInstall(pkg: string): void {
   const install = () => execFileSync('apt-get', ['install', '-y', '-q', '-o', 'DPkg::Lock::Timeout=600', pkg], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
   try {
     install();
@@ -72,7 +73,7 @@ function aptInstall(pkg: string): void {
   }
 }
 
-function onPath(command: string): boolean {
+export function onPath(command: string): boolean {
   return (process.env.PATH ?? '').split(':').some((dir) => existsSync(join(dir, command)));
 }
 

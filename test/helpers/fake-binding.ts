@@ -29,6 +29,7 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
     embeddings: 0,
     running: () => running.size,
     versions: () => ({ whisper: 'fake', system: 'fake' }),
+    setLogLevel: () => {},
     Engine: class implements NativeEngine {
       async load(_options: LoadOptions): Promise<void> {}
       info() {
@@ -77,7 +78,7 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
         running.get(id)?.();
       }
       stats(): PoolStats {
-        return { slots: 2, running: running.size, queued: 0, completed: 0, failed: 0, cancelled: state.cancelled };
+        return { slots: 2, running: running.size, queued: 0, completed: 0, failed: 0, cancelled: state.cancelled, rejected: 0 };
       }
       close(): void {
         for (const cancel of [...running.values()]) cancel();

@@ -1,8 +1,8 @@
 // A fixed pool of inference slots. Each slot is one native thread with its own llama_context
 // (and, once it has transcribed, its own whisper_state);
 // jobs wait in one FIFO shared by the slots. A job that arrives while slots are idle goes to the
-// idle slot whose prefix cache shares most of its prompt (same text, same instructions). The pool does no admission control: the caller
-// decides how much to submit (the TypeScript engine refuses with 529 when it is full).
+// idle slot whose prefix cache shares most of its prompt (same text, same instructions). The pool does no admission
+// control: the caller decides how much to submit (the TypeScript engine refuses with 529 when it is full).
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -46,7 +46,8 @@ class SlotPool {
   // activity context on its first transcription.
   void set_whisper(whisper_context *ctx, const std::string &vad_path);
 
-  uint64_t submit(Job &&job);
+  // Queues `job` under the caller's id (unique among the pool's jobs).
+  void submit(uint64_t id, Job &&job);
   // Queued: removed and finished as cancelled. Running: its decode aborts at the next graph node.
   void cancel(uint64_t id);
   PoolStats stats();
@@ -68,7 +69,6 @@ class SlotPool {
   std::condition_variable wake_;
   std::deque<Pending> queue_;
   std::vector<std::unique_ptr<Slot>> slots_;
-  uint64_t next_id_ = 1;
   bool stopping_ = false;
   whisper_context *whisper_ = nullptr;
   std::string vad_path_;

@@ -16,8 +16,6 @@ whisper_vad_context *load_vad(const std::string &path, int n_threads);
 
 // Decodes job.audio and transcribes it; with a `vad`, audio in which it finds no speech is not
 // transcribed (whisper invents words in noise and music). Throws InvalidAudio for bad input,
-// DecodeAborted or TranscribeAborted when `abort` turns true, std::runtime_error when whisper fails.
-TranscribeResult transcribe(whisper_context *ctx, whisper_state *&state, whisper_vad_context *vad, const TranscribeJob &job,
-                            int n_threads, std::atomic<bool> *abort);
-
-struct TranscribeAborted {};
+// Cancelled when `abort` turns true, std::runtime_error when whisper fails.
+TranscribeResult transcribe(whisper_context *ctx, whisper_state *&state, whisper_vad_context *vad,
+                            const TranscribeJob &job, int n_threads, std::atomic<bool> *abort);

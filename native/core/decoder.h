@@ -3,12 +3,8 @@
 #pragma once
 #include <stdexcept>
 
+#include "cancelled.h"
 #include "jobs.h"
-
-// Thrown when the job's abort flag stopped llama_decode (client went away).
-struct Aborted : std::runtime_error {
-  Aborted() : std::runtime_error("cancelled") {}
-};
 
 class Decoder {
  public:
@@ -34,8 +30,8 @@ class Decoder {
   void reset();
 
   // Decodes items in chunks of at most n_batch tokens and n_outputs logits rows; after each
-  // chunk calls on_logits(want, logits) for every item that wants them. Throws Aborted or
-  // std::runtime_error.
+  // chunk calls on_logits(want, logits) for every item that wants them. Throws Cancelled (the
+  // context's abort callback stopped the decode) or std::runtime_error.
   template <class OnLogits>
   void decode(const std::vector<Item> &items, int32_t n_shared, OnLogits on_logits);
 
@@ -82,8 +78,8 @@ void Decoder::decode(const std::vector<Item> &items, int32_t n_shared, OnLogits 
 }
 
 template <class OnLogits>
-void Decoder::branches(std::vector<Item> &pending, const Tokens &prefix, const std::vector<Tokens> &branches,
-                       size_t g0, size_t g1, OnLogits on_last) {
+void Decoder::branches(std::vector<Item> &pending, const Tokens &prefix, const std::vector<Tokens> &branches, size_t g0,
+                       size_t g1, OnLogits on_last) {
   std::vector<Item> items;
   items.swap(pending);
   const llama_pos p0 = static_cast<llama_pos>(prefix.size());

@@ -39,7 +39,9 @@ int64_t Seek(void *opaque, int64_t offset, int whence) {
   auto *m = static_cast<Memory *>(opaque);
   whence &= ~AVSEEK_FORCE;
   if (whence == AVSEEK_SIZE) return static_cast<int64_t>(m->size);
-  int64_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? static_cast<int64_t>(m->pos) : static_cast<int64_t>(m->size);
+  int64_t base = whence == SEEK_SET   ? 0
+                 : whence == SEEK_CUR ? static_cast<int64_t>(m->pos)
+                                      : static_cast<int64_t>(m->size);
   if (whence != SEEK_SET && whence != SEEK_CUR && whence != SEEK_END) return AVERROR(EINVAL);
   int64_t target = base + offset;
   if (target < 0 || target > static_cast<int64_t>(m->size)) return AVERROR(EINVAL);
@@ -113,7 +115,10 @@ class Decoder {
     fmt.ctx->format_whitelist = av_strdup(kFormats);
     fmt.ctx->protocol_whitelist = av_strdup("none");
     int err = avformat_open_input(&fmt.ctx, nullptr, nullptr, nullptr);
-    if (err < 0) throw InvalidAudio("invalid_audio", "the body is not a supported audio file (mp3, m4a, wav, ogg, opus, flac, webm): " + AvError(err));
+    if (err < 0)
+      throw InvalidAudio(
+          "invalid_audio",
+          "the body is not a supported audio file (mp3, m4a, wav, ogg, opus, flac, webm): " + AvError(err));
     if ((err = avformat_find_stream_info(fmt.ctx, nullptr)) < 0)
       throw InvalidAudio("invalid_audio", "the audio file is damaged or truncated: " + AvError(err));
     const AVCodec *codec = nullptr;
@@ -130,21 +135,25 @@ class Decoder {
 
     Codec dec;
     dec.ctx = avcodec_alloc_context3(codec);
-    if (avcodec_parameters_to_context(dec.ctx, st->codecpar) < 0) throw InvalidAudio("invalid_audio", "the audio stream's parameters are invalid");
+    if (avcodec_parameters_to_context(dec.ctx, st->codecpar) < 0)
+      throw InvalidAudio("invalid_audio", "the audio stream's parameters are invalid");
     dec.ctx->thread_count = 1;
     dec.ctx->pkt_timebase = st->time_base;
-    if ((err = avcodec_open2(dec.ctx, codec, nullptr)) < 0) throw InvalidAudio("invalid_audio", std::string("cannot decode ") + codec->name + " audio: " + AvError(err));
+    if ((err = avcodec_open2(dec.ctx, codec, nullptr)) < 0)
+      throw InvalidAudio("invalid_audio", std::string("cannot decode ") + codec->name + " audio: " + AvError(err));
 
     Packet pkt;
     Frame frame;
     int bad_packets = 0;
     while (true) {
-      if (abort_ != nullptr && abort_->load(std::memory_order_relaxed)) throw DecodeAborted{};
+      if (abort_ != nullptr && abort_->load(std::memory_order_relaxed)) throw Cancelled();
       err = av_read_frame(fmt.ctx, pkt.p);
       if (err < 0) break;  // end of file, or a damaged tail: keep what decoded
       if (pkt.p->stream_index == stream) {
-        if (avcodec_send_packet(dec.ctx, pkt.p) < 0) ++bad_packets;
-        else drain(dec.ctx, frame.f);
+        if (avcodec_send_packet(dec.ctx, pkt.p) < 0)
+          ++bad_packets;
+        else
+          drain(dec.ctx, frame.f);
       }
       av_packet_unref(pkt.p);
     }
@@ -153,10 +162,12 @@ class Decoder {
     flush_resampler();
 
     if (pcm_.empty())
-      throw InvalidAudio("invalid_audio", bad_packets > 0 ? "no audio could be decoded: the stream is damaged" : "the audio has no samples");
+      throw InvalidAudio("invalid_audio", bad_packets > 0 ? "no audio could be decoded: the stream is damaged"
+                                                          : "the audio has no samples");
     double decoded = static_cast<double>(pcm_.size()) / kRate;
     if (declared_reliable && declared > 1 && decoded < 0.9 * declared - 0.5)
-      throw InvalidAudio("invalid_audio", "the audio file is truncated: it declares " + Seconds(declared) + " but holds " + Seconds(decoded));
+      throw InvalidAudio("invalid_audio", "the audio file is truncated: it declares " + Seconds(declared) +
+                                              " but holds " + Seconds(decoded));
     return DecodedAudio{std::move(pcm_), fmt.ctx->iformat->name, codec->name};
   }
 
@@ -169,7 +180,8 @@ class Decoder {
 
   InvalidAudio TooLong(double seconds) const {
     std::string length = seconds > 0 ? Seconds(seconds) : "more than " + Seconds(max_seconds_);
-    return InvalidAudio("audio_too_long", "the audio lasts " + length + "; at most " + Seconds(max_seconds_) + " is accepted");
+    return InvalidAudio("audio_too_long",
+                        "the audio lasts " + length + "; at most " + Seconds(max_seconds_) + " is accepted");
   }
 
   void drain(AVCodecContext *ctx, AVFrame *f) {
@@ -183,8 +195,10 @@ class Decoder {
   void prepare(const AVFrame *f) {
     AVChannelLayout layout{};
     if (f->ch_layout.nb_channels <= 0) throw InvalidAudio("invalid_audio", "the audio stream has no channels");
-    if (f->ch_layout.order == AV_CHANNEL_ORDER_UNSPEC) av_channel_layout_default(&layout, f->ch_layout.nb_channels);
-    else av_channel_layout_copy(&layout, &f->ch_layout);
+    if (f->ch_layout.order == AV_CHANNEL_ORDER_UNSPEC)
+      av_channel_layout_default(&layout, f->ch_layout.nb_channels);
+    else
+      av_channel_layout_copy(&layout, &f->ch_layout);
     if (f->sample_rate <= 0) {
       av_channel_layout_uninit(&layout);
       throw InvalidAudio("invalid_audio", "the audio stream has no sample rate");
@@ -241,6 +255,7 @@ class Decoder {
 
 DecodedAudio decode_audio(const uint8_t *data, size_t size, double max_seconds, const std::atomic<bool> *abort) {
   static std::once_flag quiet;
-  std::call_once(quiet, [] { av_log_set_level(std::getenv("DM_NATIVE_LOG") != nullptr ? AV_LOG_WARNING : AV_LOG_QUIET); });
+  std::call_once(quiet,
+                 [] { av_log_set_level(std::getenv("DM_NATIVE_LOG") != nullptr ? AV_LOG_WARNING : AV_LOG_QUIET); });
   return Decoder(max_seconds, abort).run(data, size);
 }

@@ -40,7 +40,8 @@ class Copier {
     }
     size_t at = 0;
     for (size_t k = 0; k < job.start_lengths.size(); ++k) {
-      const int32_t first = static_cast<int32_t>(places_.size()), len = job.start_lengths[k], origin = job.start_positions[k];
+      const int32_t first = static_cast<int32_t>(places_.size()), len = job.start_lengths[k],
+                    origin = job.start_positions[k];
       for (int32_t j = 0; j < len; ++j) {
         const bool last = j + 1 == len;
         places_.push_back({job.start_tokens[at + j], last ? after(origin) : first + j + 1, origin, last});
@@ -156,7 +157,14 @@ SpanResult copy_spans(Decoder &d, const SpanJob &job) {
     std::vector<Walk> walks;
     for (size_t b = g0; b < g1; ++b) {
       walks.push_back({static_cast<llama_seq_id>(1 + b - g0),
-                       static_cast<llama_pos>(job.prefix.size() + job.branches[b].size()), {}, 0, 0, 0, -1, true, false});
+                       static_cast<llama_pos>(job.prefix.size() + job.branches[b].size()),
+                       {},
+                       0,
+                       0,
+                       0,
+                       -1,
+                       true,
+                       false});
     }
     d.branches(pending, job.prefix, job.branches, g0, g1,
                [&](int32_t b, const float *logits) { copier.step(b, walks[b - g0], logits); });

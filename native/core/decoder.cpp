@@ -59,6 +59,6 @@ void Decoder::decode_chunk(const std::vector<Item> &items, size_t &next, int32_t
     outputs += it.want >= 0;
   }
   int32_t rc = llama_decode(ctx_, batch);
-  if (rc == 2) throw Aborted();
+  if (rc == 2) throw Cancelled();
   if (rc != 0) throw std::runtime_error("llama_decode failed with code " + std::to_string(rc));
 }

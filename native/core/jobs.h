@@ -1,6 +1,9 @@
 // Plain job and result structs exchanged between the N-API layer (main thread) and the slot
 // threads. Nothing here touches N-API: jobs are built on the main thread, then owned by a slot.
+// Every setting comes from the caller (src/binding.ts documents them); a field with a value here
+// is one whose absence switches a feature off, never a tuning default.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -34,20 +37,20 @@ struct SpanJob {
   Tokens start_tokens;
   std::vector<int32_t> start_lengths;
   std::vector<int32_t> start_positions;
-  Tokens stops;                  // end of the answer (end-of-turn, end-of-generation)
-  llama_token separator = -1;    // between spans of a list; -1 for a single span
-  llama_token none = -1;         // first token of the "nothing fits" answer
-  int32_t max_span_tokens = 32;
-  int32_t max_spans = 1;
-  float min_list_logprob = -1e30f;  // a later span of a list less likely than this ends the list
-  Tokens first_options;          // single tokens scored at every branch's first answer step
-  int32_t scored_branches = 0;   // the last this many branches only score first_options: no spans
+  Tokens stops;                        // end of the answer (end-of-turn, end-of-generation)
+  llama_token separator = -1;          // between spans of a list; -1 for a single span
+  llama_token none = -1;               // first token of the "nothing fits" answer; -1 for none
+  int32_t max_span_tokens = 0;         // >= 1
+  int32_t max_spans = 0;               // >= 1
+  float min_list_logprob = -INFINITY;  // a later span of a list less likely than this ends the list
+  Tokens first_options;                // single tokens scored at every branch's first answer step
+  int32_t scored_branches = 0;         // the last this many branches only score first_options: no spans
 };
 
 struct Span {
-  int32_t start, end;  // token indices into source, [start, end)
-  float logprob;       // sum of the span's token log-probabilities (and its closing token)
-  float first_logprob; // log-probability of its first token
+  int32_t start, end;   // token indices into source, [start, end)
+  float logprob;        // sum of the span's token log-probabilities (and its closing token)
+  float first_logprob;  // log-probability of its first token
 };
 
 struct JobStats {
@@ -68,11 +71,10 @@ struct SpanResult : JobStats {
 
 // Decode an audio file held in memory and transcribe it with whisper.cpp (see transcribe.h).
 struct TranscribeJob {
-  Tokens prefix;                // always empty: no llama prefix cache to match
-  std::vector<uint8_t> audio;   // the file's bytes, any supported container and codec
-  double max_seconds = 900;     // decoded (or declared) length above this is refused
-  std::string language = "en";  // whisper language code
-  bool want_pcm = false;        // hand the decoded 16 kHz mono samples back (diarization reads them)
+  std::vector<uint8_t> audio;  // the file's bytes, any supported container and codec
+  double max_seconds = 0;      // decoded (or declared) length above this is refused
+  std::string language;        // whisper language code, or "auto"
+  bool want_pcm = false;       // hand the decoded 16 kHz mono samples back (diarization reads them)
 };
 
 struct TranscribedToken {
@@ -99,12 +101,17 @@ struct TranscribeResult : JobStats {
 using Job = std::variant<ScoreJob, SpanJob, TranscribeJob>;
 using JobResult = std::variant<ScoreResult, SpanResult, TranscribeResult>;
 
-// rejected: the input cannot be processed (bad audio); not worth a retry.
-enum class JobStatus { ok, cancelled, failed, rejected };
+// How any native work ended. rejected: the input cannot be processed (bad audio); not worth a retry.
+enum class Status { ok, cancelled, failed, rejected };
 
-struct JobOutcome {
-  JobStatus status = JobStatus::failed;
+// What a worker thread reports for one piece of work. The N-API layer turns it into a resolved
+// promise (ok) or a rejection whose error carries `code` ("cancelled" for cancelled).
+template <class Result>
+struct Outcome {
+  Status status = Status::failed;
+  std::string code;     // set when status is failed or rejected: "runner_error", "invalid_audio"...
   std::string message;  // set when status != ok
-  std::string code;     // set when status == rejected ("invalid_audio", "audio_too_long")
-  JobResult result;     // set when status == ok
+  Result result;        // set when status == ok
 };
+
+using JobOutcome = Outcome<JobResult>;

@@ -14,7 +14,7 @@ constexpr int kSampleRate = 16000;
 constexpr int kFftSize = 400;  // 25 ms window
 constexpr int kHop = 160;      // 10 ms hop: one mel frame per 160 samples
 constexpr int kBins = kFftSize / 2 + 1;
-constexpr int kPartialFrames = 160;  // 1.6 s, the partial utterance the model was trained on
+constexpr int kPartialFrames = 160;      // 1.6 s, the partial utterance the model was trained on
 constexpr int kMaxPartialFrames = 1000;  // 10 s: bounds one partial's scratch memory
 
 // The weights as the converter writes them (src/audio/speaker-model.ts), little-endian:
@@ -43,8 +43,8 @@ class Encoder {
   // Writes count x embedding floats (each row L2-normalised) to `out`. Throws
   // std::invalid_argument for a negative start or a length outside 1..kMaxPartialFrames.
   // Thread safety: const; any number of threads may embed with one Encoder at once.
-  void embed(const float *pcm, size_t samples, float gain, const int32_t *starts, const int32_t *lengths,
-             size_t count, float *out) const;
+  void embed(const float *pcm, size_t samples, float gain, const int32_t *starts, const int32_t *lengths, size_t count,
+             float *out) const;
 
   // The 40-channel power mel spectrogram frames [first, first + n) of pcm * gain, frame-major
   // (n x mels). Exposed for the reference comparison.
@@ -61,24 +61,11 @@ class Encoder {
 
   Dims dims_;
   std::vector<Layer> layers_;
-  std::vector<float> linear_t_;  // [H x E]
-  std::vector<float> linear_b_;  // [E]
-  std::vector<float> window_;    // periodic Hann, kFftSize
+  std::vector<float> linear_t_;           // [H x E]
+  std::vector<float> linear_b_;           // [E]
+  std::vector<float> window_;             // periodic Hann, kFftSize
   std::vector<float> dft_cos_, dft_sin_;  // [kBins x kFftSize]
-  std::vector<float> mel_fb_;    // [mels x kBins], Slaney scale and area normalisation (librosa's default)
+  std::vector<float> mel_fb_;             // [mels x kBins], Slaney scale and area normalisation (librosa's default)
 };
 
 }  // namespace speaker
-
-#ifndef DM_SPEAKER_STANDALONE
-#include <napi.h>
-
-// The JS class SpeakerEncoder (typed in src/binding.ts):
-//   new SpeakerEncoder(weights: Uint8Array)    parses a DMSPKENC file's bytes (a few ms)
-//   .dims: { mels, hidden, layers, embedding, partialFrames, maxPartialFrames }
-//   .embed(pcm: Float32Array, starts: Int32Array, lengths: Int32Array, gain: number): Promise<Float32Array>
-// embed runs on libuv's pool (a Napi::AsyncWorker): the model is small and stateless, so it needs
-// none of the engine's slots. It reads `pcm` in place: the caller must not change it until the
-// promise settles.
-Napi::Function DefineSpeakerEncoder(Napi::Env env);
-#endif

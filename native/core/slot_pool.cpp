@@ -4,17 +4,18 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "audio_decode.h"
+#include "cancelled.h"
 #include "scoring.h"
 #include "span_kernel.h"
-#include "transcribe.h"
-#include "audio_decode.h"
 #include "thread_priority.h"
+#include "transcribe.h"
 
 struct SlotPool::Slot {
   llama_context *ctx = nullptr;
   std::unique_ptr<Decoder> decoder;
-  whisper_state *wstate = nullptr;           // made on the slot's first transcription
-  whisper_vad_context *vad = nullptr;        // likewise, when a voice activity model is set
+  whisper_state *wstate = nullptr;     // made on the slot's first transcription
+  whisper_vad_context *vad = nullptr;  // likewise, when a voice activity model is set
   std::thread thread;
   uint64_t job_id = 0;                       // 0 when idle; guarded by mu_
   int32_t reserved = 0;                      // queued jobs meant for this slot; guarded by mu_
@@ -64,7 +65,7 @@ SlotPool::~SlotPool() {
       if (s->abort) s->abort->store(true);
   }
   wake_.notify_all();
-  for (auto &p : dropped) done_(p.id, JobOutcome{JobStatus::cancelled, "engine closed", {}});
+  for (auto &p : dropped) done_(p.id, JobOutcome{Status::cancelled, "cancelled", "engine closed", {}});
   for (auto &s : slots_) {
     if (s->thread.joinable()) s->thread.join();
     llama_free(s->ctx);
@@ -79,12 +80,18 @@ void SlotPool::set_whisper(whisper_context *ctx, const std::string &vad_path) {
   vad_path_ = vad_path;
 }
 
-uint64_t SlotPool::submit(Job &&job) {
-  uint64_t id;
+void SlotPool::submit(uint64_t id, Job &&job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    id = next_id_++;
-    const Tokens &prefix = std::visit([](const auto &j) -> const Tokens & { return j.prefix; }, job);
+    static const Tokens kNoPrefix;  // a transcription has no llama prefix to match
+    const Tokens &prefix = std::visit(
+        [](const auto &j) -> const Tokens & {
+          if constexpr (std::is_same_v<std::decay_t<decltype(j)>, TranscribeJob>)
+            return kNoPrefix;
+          else
+            return j.prefix;
+        },
+        job);
     int32_t best = -1;
     size_t best_len = 0;
     for (int32_t i = 0; i < static_cast<int32_t>(slots_.size()); ++i) {
@@ -98,7 +105,6 @@ uint64_t SlotPool::submit(Job &&job) {
     queue_.push_back({id, std::move(job), std::make_shared<std::atomic<bool>>(false), best});
   }
   wake_.notify_all();
-  return id;
 }
 
 void SlotPool::cancel(uint64_t id) {
@@ -120,7 +126,7 @@ void SlotPool::cancel(uint64_t id) {
       return;
     }
   }
-  done_(id, JobOutcome{JobStatus::cancelled, "cancelled", {}});
+  done_(id, JobOutcome{Status::cancelled, "cancelled", "cancelled", {}});
 }
 
 PoolStats SlotPool::stats() {
@@ -162,36 +168,38 @@ void SlotPool::work(Slot &slot, int32_t index) {
       out.result = std::visit(
           [&](const auto &job) -> JobResult {
             using J = std::decay_t<decltype(job)>;
-            if constexpr (std::is_same_v<J, ScoreJob>) return score_options(d, job);
-            else if constexpr (std::is_same_v<J, SpanJob>) return copy_spans(d, job);
+            if constexpr (std::is_same_v<J, ScoreJob>)
+              return score_options(d, job);
+            else if constexpr (std::is_same_v<J, SpanJob>)
+              return copy_spans(d, job);
             else {
               if (whisper == nullptr) throw std::runtime_error("no transcription model is loaded");
               if (!vad_path.empty() && slot.vad == nullptr) slot.vad = load_vad(vad_path, n_threads_);
-              if (!vad_path.empty() && slot.vad == nullptr) throw std::runtime_error("could not load the voice activity model");
+              if (!vad_path.empty() && slot.vad == nullptr)
+                throw std::runtime_error("could not load the voice activity model");
               return transcribe(whisper, slot.wstate, slot.vad, job, n_threads_, p.abort.get());
             }
           },
           p.job);
-      std::visit([&](auto &r) { r.decode_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); },
-                 out.result);
-      out.status = JobStatus::ok;
+      std::visit(
+          [&](auto &r) {
+            r.decode_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+          },
+          out.result);
+      out.status = Status::ok;
     } catch (const InvalidAudio &e) {
-      out.status = JobStatus::rejected;
+      out.status = Status::rejected;
       out.code = e.code;
       out.message = e.what();
-    } catch (const DecodeAborted &) {
-      out.status = JobStatus::cancelled;
-      out.message = "cancelled";
-    } catch (const TranscribeAborted &) {
-      out.status = JobStatus::cancelled;
-      out.message = "cancelled";
-    } catch (const Aborted &) {
-      slot.decoder->reset();  // partial state stays behind an abort: start the next job clean
-      out.status = JobStatus::cancelled;
+    } catch (const Cancelled &) {
+      // Partial state stays behind an aborted decode: start the next job clean.
+      if (!std::holds_alternative<TranscribeJob>(p.job)) slot.decoder->reset();
+      out.status = Status::cancelled;
       out.message = "cancelled";
     } catch (const std::exception &e) {
       slot.decoder->reset();
-      out.status = JobStatus::failed;
+      out.status = Status::failed;
+      out.code = "runner_error";
       out.message = e.what();
     }
     slot.abort_now = nullptr;
@@ -200,10 +208,14 @@ void SlotPool::work(Slot &slot, int32_t index) {
       slot.job_id = 0;
       slot.abort.reset();
       slot.cached = slot.decoder->cached_tokens();
-      if (out.status == JobStatus::ok) ++counts_.completed;
-      else if (out.status == JobStatus::cancelled) ++counts_.cancelled;
-      else if (out.status == JobStatus::rejected) ++counts_.rejected;
-      else ++counts_.failed;
+      if (out.status == Status::ok)
+        ++counts_.completed;
+      else if (out.status == Status::cancelled)
+        ++counts_.cancelled;
+      else if (out.status == Status::rejected)
+        ++counts_.rejected;
+      else
+        ++counts_.failed;
     }
     done_(p.id, std::move(out));
   }

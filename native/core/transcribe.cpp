@@ -10,7 +10,7 @@
 namespace {
 
 const std::map<std::string, whisper_alignment_heads_preset> kHeads = {
-    {"tiny.en", WHISPER_AHEADS_TINY_EN}, {"tiny", WHISPER_AHEADS_TINY},   {"base.en", WHISPER_AHEADS_BASE_EN},
+    {"tiny.en", WHISPER_AHEADS_TINY_EN}, {"tiny", WHISPER_AHEADS_TINY},         {"base.en", WHISPER_AHEADS_BASE_EN},
     {"base", WHISPER_AHEADS_BASE},       {"small.en", WHISPER_AHEADS_SMALL_EN}, {"small", WHISPER_AHEADS_SMALL},
 };
 
@@ -61,8 +61,8 @@ whisper_vad_context *load_vad(const std::string &path, int n_threads) {
   return whisper_vad_init_from_file_with_params(path.c_str(), p);
 }
 
-TranscribeResult transcribe(whisper_context *ctx, whisper_state *&state, whisper_vad_context *vad, const TranscribeJob &job,
-                            int n_threads, std::atomic<bool> *abort) {
+TranscribeResult transcribe(whisper_context *ctx, whisper_state *&state, whisper_vad_context *vad,
+                            const TranscribeJob &job, int n_threads, std::atomic<bool> *abort) {
   DecodedAudio audio = decode_audio(job.audio.data(), job.audio.size(), job.max_seconds, abort);
   TranscribeResult r;
   r.samples = static_cast<int64_t>(audio.pcm.size());
@@ -97,7 +97,7 @@ TranscribeResult transcribe(whisper_context *ctx, whisper_state *&state, whisper
   };
   p.encoder_begin_callback_user_data = abort;
   int rc = whisper_full_with_state(ctx, state, p, audio.pcm.data(), static_cast<int>(audio.pcm.size()));
-  if (abort->load()) throw TranscribeAborted{};
+  if (abort->load()) throw Cancelled();
   if (rc != 0) throw std::runtime_error("whisper_full failed with code " + std::to_string(rc));
 
   const whisper_token eot = whisper_token_eot(ctx);

@@ -30,8 +30,8 @@ typedef float v8 __attribute__((vector_size(32), aligned(4)));
 // (ldi 0: one init row, e.g. a bias, for every row).
 // M must be a multiple of kRowBlock and N of kColBlock (callers pad).
 DM_VECTOR_CLONES
-void gemm(int M, int N, int K, const float *A, int lda, const float *Bt, const float *init, int ldi,
-          float *C, int ldc) {
+void gemm(int M, int N, int K, const float *A, int lda, const float *Bt, const float *init, int ldi, float *C,
+          int ldc) {
   for (int n0 = 0; n0 < N; n0 += kColBlock) {
     for (int m0 = 0; m0 < M; m0 += kRowBlock) {
       v8 acc[kRowBlock][2];
@@ -257,7 +257,8 @@ void Encoder::embed(const float *pcm, size_t samples, float gain, const int32_t 
       }
       emb.resize((size_t)batch * E);
       forward(mels.data(), batch, frames, emb.data());
-      for (int b = 0; b < batch; b++) std::copy(emb.begin() + (size_t)b * E, emb.begin() + (size_t)(b + 1) * E, out + members[b0 + b] * E);
+      for (int b = 0; b < batch; b++)
+        std::copy(emb.begin() + (size_t)b * E, emb.begin() + (size_t)(b + 1) * E, out + members[b0 + b] * E);
     }
   }
 }
@@ -279,7 +280,9 @@ void Encoder::forward(const float *mels, int batch, int frames, float *out) cons
       // gates[b] = proj[b][t] + h[b] . W_hh^T
       gemm(rows, G, H, h.data(), H, layer.whh_t.data(), proj.data() + (size_t)t * G, frames * G, gates.data(), G);
       lstm_cell(rows, H, gates.data(), c.data(), h.data());
-      for (int b = 0; b < rows; b++) std::copy(h.begin() + (size_t)b * H, h.begin() + (size_t)(b + 1) * H, seq.begin() + ((size_t)b * frames + t) * H);
+      for (int b = 0; b < rows; b++)
+        std::copy(h.begin() + (size_t)b * H, h.begin() + (size_t)(b + 1) * H,
+                  seq.begin() + ((size_t)b * frames + t) * H);
     }
     x.swap(seq);
   }
@@ -308,117 +311,3 @@ void Encoder::forward(const float *mels, int batch, int frames, float *out) cons
 }
 
 }  // namespace speaker
-
-#ifndef DM_SPEAKER_STANDALONE
-namespace {
-
-class EmbedWorker : public Napi::AsyncWorker {
- public:
-  EmbedWorker(Napi::Env env, std::shared_ptr<const speaker::Encoder> encoder, Napi::Float32Array pcm, float gain,
-              std::vector<int32_t> starts, std::vector<int32_t> lengths)
-      : Napi::AsyncWorker(env, "speaker-embed"),
-        deferred_(Napi::Promise::Deferred::New(env)),
-        encoder_(std::move(encoder)),
-        pcm_ref_(Napi::Persistent(pcm.As<Napi::Object>())),
-        pcm_(pcm.Data()),
-        samples_(pcm.ElementLength()),
-        gain_(gain),
-        starts_(std::move(starts)),
-        lengths_(std::move(lengths)) {}
-
-  Napi::Promise Promise() const { return deferred_.Promise(); }
-
-  void Execute() override {
-    try {
-      out_.resize(starts_.size() * encoder_->dims().embedding);
-      encoder_->embed(pcm_, samples_, gain_, starts_.data(), lengths_.data(), starts_.size(), out_.data());
-    } catch (const std::exception &e) {
-      SetError(e.what());
-    }
-  }
-
-  void OnOK() override {
-    Napi::Float32Array result = Napi::Float32Array::New(Env(), out_.size());
-    std::copy(out_.begin(), out_.end(), result.Data());
-    deferred_.Resolve(result);
-  }
-
-  void OnError(const Napi::Error &e) override { deferred_.Reject(e.Value()); }
-
- private:
-  Napi::Promise::Deferred deferred_;
-  std::shared_ptr<const speaker::Encoder> encoder_;  // outlives a collected JS wrapper
-  Napi::ObjectReference pcm_ref_;  // keeps the caller's audio alive; read in place, not copied
-  const float *pcm_;
-  size_t samples_;
-  float gain_;
-  std::vector<int32_t> starts_, lengths_;
-  std::vector<float> out_;
-};
-
-class SpeakerEncoderWrap : public Napi::ObjectWrap<SpeakerEncoderWrap> {
- public:
-  explicit SpeakerEncoderWrap(const Napi::CallbackInfo &info) : Napi::ObjectWrap<SpeakerEncoderWrap>(info) {
-    Napi::Env env = info.Env();
-    if (info.Length() < 1 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
-      throw Napi::TypeError::New(env, "SpeakerEncoder expects the model file's bytes as a Uint8Array");
-    }
-    Napi::Uint8Array bytes = info[0].As<Napi::Uint8Array>();
-    try {
-      encoder_ = std::make_shared<const speaker::Encoder>(bytes.Data(), bytes.ByteLength());
-    } catch (const std::exception &e) {
-      throw Napi::Error::New(env, std::string("speaker model: ") + e.what());
-    }
-    const speaker::Dims &d = encoder_->dims();
-    Napi::Object dims = Napi::Object::New(env);
-    dims.Set("mels", d.mels);
-    dims.Set("hidden", d.hidden);
-    dims.Set("layers", d.layers);
-    dims.Set("embedding", d.embedding);
-    dims.Set("partialFrames", speaker::kPartialFrames);
-    dims.Set("maxPartialFrames", speaker::kMaxPartialFrames);
-    info.This().As<Napi::Object>().Set("dims", dims);
-  }
-
-  Napi::Value Embed(const Napi::CallbackInfo &info) {
-    Napi::Env env = info.Env();
-    if (info.Length() < 4 || !IsArray(info[0], napi_float32_array) || !IsArray(info[1], napi_int32_array) ||
-        !IsArray(info[2], napi_int32_array) || !info[3].IsNumber()) {
-      throw Napi::TypeError::New(env, "embed(pcm: Float32Array, starts: Int32Array, lengths: Int32Array, gain: number)");
-    }
-    const double gain = info[3].As<Napi::Number>().DoubleValue();
-    if (!(gain > 0 && gain < 1e6)) throw Napi::RangeError::New(env, "embed: gain must be a positive finite number");
-    Napi::Float32Array pcm = info[0].As<Napi::Float32Array>();
-    Napi::Int32Array starts = info[1].As<Napi::Int32Array>(), lengths = info[2].As<Napi::Int32Array>();
-    if (starts.ElementLength() != lengths.ElementLength()) throw Napi::TypeError::New(env, "embed: starts and lengths differ in length");
-    for (size_t i = 0; i < starts.ElementLength(); i++) {
-      if (starts[i] < 0 || lengths[i] < 1 || lengths[i] > speaker::kMaxPartialFrames) {
-        throw Napi::RangeError::New(env, "embed: partial " + std::to_string(i) + " needs start >= 0 and length 1.." +
-                                             std::to_string(speaker::kMaxPartialFrames));
-      }
-    }
-    // The audio is read in place (an hour is 230 MB; batches of one file share it), the small
-    // index arrays are copied.
-    auto *worker = new EmbedWorker(env, encoder_, pcm, (float)gain,
-                                   std::vector<int32_t>(starts.Data(), starts.Data() + starts.ElementLength()),
-                                   std::vector<int32_t>(lengths.Data(), lengths.Data() + lengths.ElementLength()));
-    Napi::Promise promise = worker->Promise();
-    worker->Queue();
-    return promise;
-  }
-
- private:
-  static bool IsArray(const Napi::Value &v, napi_typedarray_type type) {
-    return v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == type;
-  }
-
-  std::shared_ptr<const speaker::Encoder> encoder_;
-};
-
-}  // namespace
-
-Napi::Function DefineSpeakerEncoder(Napi::Env env) {
-  return SpeakerEncoderWrap::DefineClass(env, "SpeakerEncoder",
-                                         {SpeakerEncoderWrap::InstanceMethod<&SpeakerEncoderWrap::Embed>("embed")});
-}
-#endif

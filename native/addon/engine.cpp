@@ -1,0 +1,451 @@
+#include "engine.h"
+
+#include <algorithm>
+
+#include "args.h"
+#include "transcribe.h"
+
+namespace {
+
+Tokens ToTokens(const Napi::Int32Array &a) { return Tokens(a.Data(), a.Data() + a.ElementLength()); }
+
+Napi::Object StatsToJs(Napi::Env env, const JobStats &r) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("promptTokens", r.prompt_tokens);
+  out.Set("cachedTokens", r.cached_tokens);
+  out.Set("decodeMs", r.decode_ms);
+  return out;
+}
+
+Napi::Value ToJs(Napi::Env env, const ScoreResult &r) {
+  Napi::Object out = StatsToJs(env, r);
+  Napi::Float32Array lp = Napi::Float32Array::New(env, r.logprobs.size());
+  std::copy(r.logprobs.begin(), r.logprobs.end(), lp.Data());
+  out.Set("logprobs", lp);
+  return out;
+}
+
+Napi::Value ToJs(Napi::Env env, const SpanResult &r) {
+  Napi::Object out = StatsToJs(env, r);
+  Napi::Array branches = Napi::Array::New(env, r.spans.size());
+  for (size_t b = 0; b < r.spans.size(); ++b) {
+    Napi::Array list = Napi::Array::New(env, r.spans[b].size());
+    for (size_t i = 0; i < r.spans[b].size(); ++i) {
+      Napi::Object span = Napi::Object::New(env);
+      span.Set("start", r.spans[b][i].start);
+      span.Set("end", r.spans[b][i].end);
+      span.Set("logprob", r.spans[b][i].logprob);
+      span.Set("firstLogprob", r.spans[b][i].first_logprob);
+      list.Set(i, span);
+    }
+    branches.Set(b, list);
+  }
+  out.Set("spans", branches);
+  Napi::Float32Array none = Napi::Float32Array::New(env, r.none_logprob.size());
+  std::copy(r.none_logprob.begin(), r.none_logprob.end(), none.Data());
+  out.Set("noneLogprobs", none);
+  Napi::Float32Array first = Napi::Float32Array::New(env, r.first_logprobs.size());
+  std::copy(r.first_logprobs.begin(), r.first_logprobs.end(), first.Data());
+  out.Set("firstLogprobs", first);
+  return out;
+}
+
+Napi::Value ToJs(Napi::Env env, const TranscribeResult &r) {
+  Napi::Object out = StatsToJs(env, r);
+  out.Set("samples", static_cast<double>(r.samples));
+  out.Set("format", r.format);
+  out.Set("codec", r.codec);
+  Napi::Array segments = Napi::Array::New(env, r.segments.size());
+  for (size_t s = 0; s < r.segments.size(); ++s) {
+    const TranscribedSegment &seg = r.segments[s];
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("start", seg.t0);
+    o.Set("end", seg.t1);
+    o.Set("noSpeech", seg.no_speech);
+    Napi::Array tokens = Napi::Array::New(env, seg.tokens.size());
+    for (size_t t = 0; t < seg.tokens.size(); ++t) {
+      const TranscribedToken &tok = seg.tokens[t];
+      Napi::Object to = Napi::Object::New(env);
+      to.Set("text", tok.text);
+      to.Set("start", tok.t0);
+      to.Set("end", tok.t1);
+      to.Set("aligned", tok.t_dtw);
+      to.Set("p", tok.p);
+      tokens.Set(t, to);
+    }
+    o.Set("tokens", tokens);
+    segments.Set(s, o);
+  }
+  out.Set("segments", segments);
+  Napi::Float32Array energy = Napi::Float32Array::New(env, r.energy.size());
+  std::copy(r.energy.begin(), r.energy.end(), energy.Data());
+  out.Set("energy", energy);
+  if (!r.pcm.empty()) {
+    Napi::Float32Array pcm = Napi::Float32Array::New(env, r.pcm.size());
+    std::copy(r.pcm.begin(), r.pcm.end(), pcm.Data());
+    out.Set("pcm", pcm);
+  }
+  return out;
+}
+
+Napi::Value JobToJs(Napi::Env env, const JobResult &r) {
+  return std::visit([env](const auto &x) { return ToJs(env, x); }, r);
+}
+
+}  // namespace
+
+Napi::Function Engine::Define(Napi::Env env) {
+  return DefineClass(
+      env, "Engine",
+      {InstanceMethod("load", &Engine::Load), InstanceMethod("loadWhisper", &Engine::LoadWhisper),
+       InstanceMethod("info", &Engine::Info), InstanceMethod("tokenize", &Engine::Tokenize),
+       InstanceMethod("applyTemplate", &Engine::ApplyTemplate), InstanceMethod("submit", &Engine::Submit),
+       InstanceMethod("transcribe", &Engine::Transcribe), InstanceMethod("cancel", &Engine::Cancel),
+       InstanceMethod("tokenBytes", &Engine::TokenBytes), InstanceMethod("specialTokens", &Engine::SpecialTokens),
+       InstanceMethod("stats", &Engine::Stats), InstanceMethod("close", &Engine::Close)});
+}
+
+Engine::Engine(const Napi::CallbackInfo &info)
+    : Napi::ObjectWrap<Engine>(info),
+      completions_(info.Env(), this, "decision-machine-engine", [this] { Shutdown(); }) {}
+
+Engine::~Engine() {
+  if (completions_.torn_down()) return;
+  Shutdown();
+  completions_.release();
+}
+
+// Waits for a load in progress, cancels what is queued or running (each still settles), joins the
+// slot threads and frees the models.
+void Engine::Shutdown() {
+  loader_.stop();
+  loaded_ = false;
+  whisper_loaded_ = false;
+  pool_.reset();
+  if (whisper_ != nullptr) whisper_free(whisper_);
+  whisper_ = nullptr;
+  if (model_ != nullptr) llama_model_free(model_);
+  model_ = nullptr;
+}
+
+// load({ modelPath, slots, contextSize, batchSize, sequences, threads }) -> Promise<void>
+// The model is read and the slot contexts created on the loader thread.
+Napi::Value Engine::Load(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = args::Object(info, "load(options)");
+  args::Check(env, !load_called_, "engine is already loaded");
+  std::string path = args::String(env, o, "options", "modelPath");
+  const int32_t slots = args::Int(env, o, "options", "slots", 1);
+  const SlotConfig cfg{args::Int(env, o, "options", "contextSize", 64), args::Int(env, o, "options", "batchSize", 1),
+                       args::Int(env, o, "options", "sequences", 3), args::Int(env, o, "options", "threads", 1)};
+  load_called_ = true;
+  Completions<Engine>::Ticket t = completions_.add(env);
+  loader_.post([this, id = t.id, path, slots, cfg](bool run) {
+    Outcome<std::monostate> out;
+    out.code = "load_failed";
+    if (!run) {
+      out.message = "engine is closed";
+    } else {
+      llama_model_params mp = llama_model_default_params();
+      // Read weights into memory instead of mapping them: the CPU backend repacks most of them into
+      // its own buffers, and mapped originals would stay resident beside the copies (+600 MB).
+      mp.load_mode = LLAMA_LOAD_MODE_NONE;
+      model_ = llama_model_load_from_file(path.c_str(), mp);
+      if (model_ == nullptr) {
+        out.message = "could not load model " + path;
+      } else {
+        try {
+          pool_ = std::make_unique<SlotPool>(model_, cfg, slots, [this](uint64_t job, JobOutcome &&done) {
+            completions_.post(job, std::move(done), JobToJs);
+          });
+          out.status = Status::ok;
+        } catch (const std::exception &e) {
+          out.message = e.what();
+          llama_model_free(model_);
+          model_ = nullptr;
+        }
+      }
+    }
+    completions_.post(id, std::move(out), [this](Napi::Env env, const std::monostate &) {
+      loaded_ = pool_ != nullptr;  // false when close() came first
+      return env.Undefined();
+    });
+  });
+  return t.promise;
+}
+
+// loadWhisper({ modelPath, heads, vadPath }) -> Promise<void>: a whisper.cpp ggml model for
+// transcription jobs, read on the loader thread after load() finished. `heads` names the model's
+// alignment heads ("base", "tiny.en"...; "" for none) for word timestamps; `vadPath` a voice
+// activity model ("" for none), loaded once here to check it (each slot then loads its own).
+Napi::Value Engine::LoadWhisper(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = args::Object(info, "loadWhisper(options)");
+  args::Check(env, loaded_, "load() must finish before loadWhisper()");
+  args::Check(env, !whisper_called_, "a whisper model is already loaded");
+  std::string path = args::String(env, o, "options", "modelPath");
+  std::string heads = args::String(env, o, "options", "heads");
+  std::string vad = args::String(env, o, "options", "vadPath");
+  whisper_called_ = true;
+  Completions<Engine>::Ticket t = completions_.add(env);
+  loader_.post([this, id = t.id, path, heads, vad](bool run) {
+    Outcome<std::monostate> out;
+    out.code = "load_failed";
+    whisper_vad_context *vad_check = run && !vad.empty() ? load_vad(vad, 1) : nullptr;
+    if (!run) {
+      out.message = "engine is closed";
+    } else if (!vad.empty() && vad_check == nullptr) {
+      out.message = "could not load voice activity model " + vad;
+    } else if ((whisper_ = load_whisper(path, heads)) == nullptr) {
+      out.message = "could not load whisper model " + path;
+    } else {
+      pool_->set_whisper(whisper_, vad);
+      out.status = Status::ok;
+    }
+    if (vad_check != nullptr) whisper_vad_free(vad_check);
+    completions_.post(id, std::move(out), [this](Napi::Env env, const std::monostate &) {
+      whisper_loaded_ = true;
+      return env.Undefined();
+    });
+  });
+  return t.promise;
+}
+
+const llama_vocab *Engine::Vocab(Napi::Env env) {
+  if (!loaded_) throw CodedError(env, "not_loaded", "engine is not loaded");
+  return llama_model_get_vocab(model_);
+}
+
+Napi::Value Engine::Info(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  const llama_vocab *vocab = Vocab(env);
+  char desc[256];
+  llama_model_desc(model_, desc, sizeof desc);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("description", desc);
+  out.Set("sizeBytes", static_cast<double>(llama_model_size(model_)));
+  out.Set("parameters", static_cast<double>(llama_model_n_params(model_)));
+  out.Set("trainContext", llama_model_n_ctx_train(model_));
+  out.Set("vocabSize", llama_vocab_n_tokens(vocab));
+  const char *tmpl = llama_model_chat_template(model_, nullptr);
+  out.Set("chatTemplate", tmpl != nullptr ? Napi::Value(Napi::String::New(env, tmpl)) : env.Null());
+  return out;
+}
+
+// tokenize(text, addSpecial, parseSpecial) -> Int32Array. Synchronous: tokenizing is fast.
+Napi::Value Engine::Tokenize(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  args::Check(env, info.Length() == 3 && info[0].IsString() && info[1].IsBoolean() && info[2].IsBoolean(),
+              "tokenize(text: string, addSpecial: boolean, parseSpecial: boolean)");
+  const llama_vocab *vocab = Vocab(env);
+  std::string text = info[0].As<Napi::String>();
+  const bool add_special = info[1].As<Napi::Boolean>(), parse_special = info[2].As<Napi::Boolean>();
+  std::vector<llama_token> tokens(text.size() + 8);
+  int32_t n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                             static_cast<int32_t>(tokens.size()), add_special, parse_special);
+  if (n < 0) {
+    tokens.resize(static_cast<size_t>(-n));
+    n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
+                       static_cast<int32_t>(tokens.size()), add_special, parse_special);
+  }
+  Napi::Int32Array out = Napi::Int32Array::New(env, static_cast<size_t>(std::max(n, 0)));
+  std::copy(tokens.begin(), tokens.begin() + std::max(n, 0), out.Data());
+  return out;
+}
+
+// applyTemplate([{ role, content }], addAssistant) -> string, with the model's own chat template.
+Napi::Value Engine::ApplyTemplate(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  args::Check(env, info.Length() == 2 && info[0].IsArray() && info[1].IsBoolean(),
+              "applyTemplate(messages: { role, content }[], addAssistant: boolean)");
+  Vocab(env);
+  Napi::Array arr = info[0].As<Napi::Array>();
+  std::vector<std::string> roles, contents;
+  for (uint32_t i = 0; i < arr.Length(); ++i) {
+    args::Check(env, arr.Get(i).IsObject(), "applyTemplate: every message must be an object");
+    Napi::Object m = arr.Get(i).As<Napi::Object>();
+    roles.push_back(args::String(env, m, "message", "role"));
+    contents.push_back(args::String(env, m, "message", "content"));
+  }
+  std::vector<llama_chat_message> chat;
+  size_t total = 0;
+  for (size_t i = 0; i < roles.size(); ++i) {
+    chat.push_back({roles[i].c_str(), contents[i].c_str()});
+    total += contents[i].size();
+  }
+  const bool add_assistant = info[1].As<Napi::Boolean>();
+  const char *tmpl = llama_model_chat_template(model_, nullptr);
+  std::vector<char> buf(total * 2 + 1024);
+  int32_t n = llama_chat_apply_template(tmpl, chat.data(), chat.size(), add_assistant, buf.data(),
+                                        static_cast<int32_t>(buf.size()));
+  if (n > static_cast<int32_t>(buf.size())) {
+    buf.resize(static_cast<size_t>(n));
+    n = llama_chat_apply_template(tmpl, chat.data(), chat.size(), add_assistant, buf.data(),
+                                  static_cast<int32_t>(buf.size()));
+  }
+  args::Check(env, n >= 0, "the model's chat template is not supported");
+  return Napi::String::New(env, buf.data(), static_cast<size_t>(n));
+}
+
+// A list of non-empty Int32Arrays of valid token ids.
+std::vector<Tokens> Engine::TokenLists(Napi::Env env, const Napi::Object &o, const char *key) {
+  Napi::Value v = o.Get(key);
+  args::Check(env, v.IsArray() && v.As<Napi::Array>().Length() > 0,
+              std::string("job.") + key + " must be a non-empty array");
+  Napi::Array list = v.As<Napi::Array>();
+  std::vector<Tokens> out;
+  for (uint32_t i = 0; i < list.Length(); ++i) {
+    Tokens t = TokenArray(env, list.Get(i), key);
+    args::Check(env, !t.empty(), std::string("every job.") + key + " entry must hold at least one token");
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// An Int32Array of valid token ids.
+Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
+  args::Check(env, args::IsArrayOf(v, napi_int32_array), std::string("job.") + key + " must hold Int32Arrays");
+  Tokens t = ToTokens(v.As<Napi::Int32Array>());
+  const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model_));
+  for (llama_token x : t)
+    args::Check(env, x >= 0 && x < n_vocab, std::string("job.") + key + ": token id out of the vocabulary");
+  return t;
+}
+
+// submit({ kind: 'score', prefix, branches, options })
+// submit({ kind: 'spans', prefix, branches, source, stops, maxSpanTokens, maxSpans, and optionally
+//          startTokens + startLengths + startPositions, separator, none, minListLogprob,
+//          firstOptions, scoredBranches (absent: that feature is off) })
+//   -> { id, result: Promise<ScoreResult | SpanResult> }
+Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = args::Object(info, "submit(job)");
+  Vocab(env);
+  Napi::Value kind = o.Get("kind");
+  const std::string k = kind.IsString() ? kind.As<Napi::String>().Utf8Value() : "";
+  args::Check(env, k == "score" || k == "spans", "job.kind must be 'score' or 'spans'");
+  Tokens prefix = TokenArray(env, o.Get("prefix"), "prefix");
+  std::vector<Tokens> branches = TokenLists(env, o, "branches");
+  if (k == "score")
+    return Enqueue(env, ScoreJob{std::move(prefix), std::move(branches), TokenLists(env, o, "options")});
+
+  SpanJob sj;
+  sj.prefix = std::move(prefix);
+  sj.branches = std::move(branches);
+  sj.source = TokenArray(env, o.Get("source"), "source");
+  if (!o.Get("startTokens").IsUndefined()) {
+    sj.start_tokens = TokenArray(env, o.Get("startTokens"), "startTokens");
+    sj.start_lengths = args::Int32s(env, o.Get("startLengths"), "job.startLengths");
+    sj.start_positions = args::Int32s(env, o.Get("startPositions"), "job.startPositions");
+    size_t total = 0;
+    bool positive = true;
+    for (int32_t n : sj.start_lengths) {
+      positive = positive && n > 0;
+      total += static_cast<size_t>(std::max(n, 0));
+    }
+    args::Check(env,
+                positive && total == sj.start_tokens.size() && sj.start_lengths.size() == sj.start_positions.size(),
+                "job.startLengths must be positive, sum to the length of job.startTokens and match job.startPositions");
+    for (int32_t at : sj.start_positions)
+      args::Check(env, at >= 0 && at < static_cast<int32_t>(sj.source.size()),
+                  "job.startPositions must index job.source");
+  }
+  sj.stops = TokenArray(env, o.Get("stops"), "stops");
+  args::Check(env, !sj.stops.empty(), "job.stops must hold at least one token");
+  sj.max_span_tokens = args::Int(env, o, "job", "maxSpanTokens", 1);
+  sj.max_spans = args::Int(env, o, "job", "maxSpans", 1);
+  if (!o.Get("separator").IsUndefined()) sj.separator = args::Int(env, o, "job", "separator", -1);
+  if (!o.Get("none").IsUndefined()) sj.none = args::Int(env, o, "job", "none", -1);
+  if (!o.Get("minListLogprob").IsUndefined())
+    sj.min_list_logprob = static_cast<float>(args::Number(env, o, "job", "minListLogprob"));
+  if (!o.Get("firstOptions").IsUndefined()) sj.first_options = TokenArray(env, o.Get("firstOptions"), "firstOptions");
+  if (!o.Get("scoredBranches").IsUndefined())
+    sj.scored_branches = args::Int(env, o, "job", "scoredBranches", 0, static_cast<int32_t>(sj.branches.size()) - 1);
+  return Enqueue(env, std::move(sj));
+}
+
+// transcribe({ audio: Uint8Array, maxSeconds, language, wantPcm }) -> { id, result: Promise<TranscribeResult> }
+// A job like submit()'s (cancel(id) works the same); bad audio rejects with code "invalid_audio"
+// or "audio_too_long". The bytes are copied: the caller may reuse its buffer at once.
+Napi::Value Engine::Transcribe(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = args::Object(info, "transcribe(job)");
+  Vocab(env);
+  args::Check(env, whisper_loaded_, "no whisper model is loaded: call loadWhisper() first");
+  Napi::Value audio = o.Get("audio");
+  args::Check(env, args::IsArrayOf(audio, napi_uint8_array), "job.audio must be a Uint8Array");
+  Napi::Uint8Array bytes = audio.As<Napi::Uint8Array>();
+  TranscribeJob job;
+  job.audio.assign(bytes.Data(), bytes.Data() + bytes.ElementLength());
+  job.max_seconds = args::Number(env, o, "job", "maxSeconds");
+  args::Check(env, job.max_seconds > 0, "job.maxSeconds must be positive");
+  job.language = args::String(env, o, "job", "language");
+  args::Check(env, job.language == "auto" || whisper_lang_id(job.language.c_str()) >= 0,
+              "job.language is not a whisper language code");
+  Napi::Value pcm = o.Get("wantPcm");
+  args::Check(env, pcm.IsUndefined() || pcm.IsBoolean(), "job.wantPcm must be a boolean");
+  job.want_pcm = pcm.IsBoolean() && pcm.As<Napi::Boolean>().Value();
+  return Enqueue(env, std::move(job));
+}
+
+// Queues a checked job on the slots: { id, result }.
+Napi::Value Engine::Enqueue(Napi::Env env, Job &&job) {
+  Completions<Engine>::Ticket t = completions_.add(env);
+  pool_->submit(t.id, std::move(job));
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("id", static_cast<double>(t.id));
+  out.Set("result", t.promise);
+  return out;
+}
+
+// tokenBytes(tokens) -> Int32Array: the UTF-8 byte length of each token's text, for offsets.
+Napi::Value Engine::TokenBytes(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  args::Check(env, info.Length() == 1, "tokenBytes(tokens: Int32Array)");
+  const llama_vocab *vocab = Vocab(env);
+  Tokens tokens = TokenArray(env, info[0], "tokens");
+  Napi::Int32Array out = Napi::Int32Array::New(env, tokens.size());
+  char buf[256];
+  for (size_t i = 0; i < tokens.size(); ++i)
+    out[i] = std::max(0, llama_token_to_piece(vocab, tokens[i], buf, sizeof buf, 0, false));
+  return out;
+}
+
+// specialTokens() -> { eos, eot }: the ids that end a reply (-1 when the model has none).
+Napi::Value Engine::SpecialTokens(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  const llama_vocab *vocab = Vocab(env);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("eos", llama_vocab_eos(vocab));
+  out.Set("eot", llama_vocab_eot(vocab));
+  return out;
+}
+
+// cancel(id): a queued job settles as cancelled at once, a running one at its next graph node.
+Napi::Value Engine::Cancel(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  args::Check(env, info.Length() == 1 && info[0].IsNumber(), "cancel(id: number)");
+  if (loaded_) pool_->cancel(static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value()));
+  return env.Undefined();
+}
+
+Napi::Value Engine::Stats(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Napi::Object out = Napi::Object::New(env);
+  PoolStats s = loaded_ ? pool_->stats() : PoolStats{};
+  out.Set("slots", s.slots);
+  out.Set("running", s.running);
+  out.Set("queued", s.queued);
+  out.Set("completed", static_cast<double>(s.completed));
+  out.Set("failed", static_cast<double>(s.failed));
+  out.Set("cancelled", static_cast<double>(s.cancelled));
+  out.Set("rejected", static_cast<double>(s.rejected));
+  return out;
+}
+
+// close(): cancels what is queued or running (their promises reject with code "cancelled"),
+// joins the slot threads and frees the models.
+Napi::Value Engine::Close(const Napi::CallbackInfo &info) {
+  Shutdown();
+  return info.Env().Undefined();
+}
