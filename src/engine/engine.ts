@@ -197,7 +197,10 @@ export class Engine {
       const running = new Set<number>();
       const cancelAll = () => running.forEach((id) => this.native.cancel(id));
       signal?.addEventListener('abort', cancelAll, { once: true });
-      const round = <R>(jobs: NativeJob[]) => {
+      // Async, so a refusal (cancelled, too long, over the budget) is a rejected promise, never a
+      // throw: a body that starts a second round after a first cannot leave the first's promise
+      // unhandled when the second is refused and the session cancels the first.
+      const round = async <R>(jobs: NativeJob[]): Promise<R[]> => {
         if (signal?.aborted) throw new CancelledError();
         for (const job of jobs) this.checkFits(job);
         this.charge(jobs);

@@ -121,3 +121,21 @@ t.test('GET /v1/models lists for OpenAI clients (data) and System One clients (m
   t.same(body.data.map((m) => m.id), ['decision-machine-1']);
   t.same(body.models.map((m) => m.name), ['jev-latest', 'decision-machine-1']);
 });
+
+t.test('a batch whose choice prior passes the token budget is refused, and the process lives', async (t) => {
+  const { key: own } = await issueKey(server.access.store, 'test', 'budget');
+  const headers = { headers: { 'content-type': 'application/json', authorization: `Bearer ${own}` } };
+  const statuses: number[] = [];
+  // Two long states fit the request's token budget; the choice's content-free prior is a second
+  // job charged after them, which passes it somewhere in this sweep (a fresh option set each time,
+  // so the prior is never cached). The states' job must then be cancelled, not left to crash.
+  for (let n = 3600; n <= 4050; n += 50) {
+    const questions = { pick: { type: 'choice', criteria: { [`Alpha ${n}`]: null, [`Beta ${n}`]: null } } };
+    const res = await post(`${url}/batch`, { model: 'jev-latest', states: ['x'.repeat(n), 'y'.repeat(n)], questions }, headers);
+    statuses.push(res.status);
+    if (res.status !== 200) t.match(res.text, /tokens/, `${n}: the refusal names the token limit`);
+  }
+  t.ok(statuses.includes(200) && statuses.some((s) => s === 400 || s === 422), `answered and refused: ${statuses.join(' ')}`);
+  t.ok(statuses.every((s) => s === 200 || s === 400 || s === 422), 'only answers and refusals');
+  t.equal((await fetch(`${server.url}/`)).status, 200, 'the process still answers');
+});
