@@ -221,7 +221,7 @@ export interface NativeSpeakerEncoder {
   /**
    * Embeddings of partials of 16 kHz mono `pcm`: partial i is mel frames (10 ms each)
    * [starts[i], starts[i] + lengths[i]). Resolves count x embedding floats, row-major, each row
-   * L2-normalised. `gain` scales the audio first (see loudnessGain in src/audio/speaker-model.ts).
+   * L2-normalised. `gain` scales the audio first (see loudnessGain in src/audio/diarize.ts).
    * Reads `pcm` in place: do not change it until the promise settles. Rejects with code 'runner_error'.
    */
   embed(pcm: Float32Array, starts: Int32Array, lengths: Int32Array, gain: number): Promise<Float32Array>;
