@@ -20,14 +20,26 @@ import { encode, ensureAudioTools, SENTENCES, sox, speak, VOICES, wordErrors } f
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '3' }, models: { type: 'string', default: MODELS.filter((m) => m.role === 'whisper').map((m) => m.id).join(',') } },
+  options: {
+    runs: { type: 'string', default: '3' },
+    models: {
+      type: 'string',
+      default: MODELS.filter((m) => m.role === 'whisper')
+        .map((m) => m.id)
+        .join(','),
+    },
+  },
 });
 const runs = Number(values.runs);
 const THREADS = 2;
 ensureAudioTools();
 
 const cli = `${root}build/whisper-cli`;
-if (!existsSync(cli)) execFileSync('npx', ['cmake-js', 'compile', '--out', 'build', '--target', 'whisper-cli'], { cwd: root, stdio: 'inherit' });
+if (!existsSync(cli))
+  execFileSync('npx', ['cmake-js', 'compile', '--out', 'build', '--target', 'whisper-cli'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
 
 const work = mkdtempSync(join(tmpdir(), 'dm-bench-audio-'));
 // The speed file: every WER sentence in one voice, ~40 s, 16 kHz mono WAV (what the CLI reads).
@@ -41,16 +53,31 @@ const config = loadConfig(process.env, { logLevel: 'silent' });
 const llama = await resolveModel(config.model, { path: config.modelPath });
 const vad = await resolveModel(DEFAULT_VAD_MODEL); // the addon checks for speech first, as the service does
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const report: Record<string, unknown> = { threads: THREADS, runs, speedFileSeconds: speedSeconds, measuredAt: new Date().toISOString(), models: {} };
+const report: Record<string, unknown> = {
+  threads: THREADS,
+  runs,
+  speedFileSeconds: speedSeconds,
+  measuredAt: new Date().toISOString(),
+  models: {},
+};
 
 for (const id of values.models.split(',')) {
   const model = findModel(id)!;
   const path = await resolveModel(id);
-  const engine = await Engine.open({ modelPath: llama, slots: 1, threads: THREADS, queue: 0, contextSize: 512, batchSize: 64 });
+  const engine = await Engine.open({
+    modelPath: llama,
+    slots: 1,
+    threads: THREADS,
+    queue: 0,
+    contextSize: 512,
+    batchSize: 64,
+  });
   await engine.loadWhisper(path, model.alignmentHeads ?? '', vad);
   const transcribe = async (audio: Buffer) => {
     const r = await engine.transcribe({ audio, maxSeconds: 3600, language: 'en' });
-    const text = sentencesOf(wordsOf(r.segments, r.samples / 16000, r.energy)).map((s) => s.text).join(' ');
+    const text = sentencesOf(wordsOf(r.segments, r.samples / 16000, r.energy))
+      .map((s) => s.text)
+      .join(' ');
     return { text, ms: r.decodeMs };
   };
 
@@ -94,15 +121,38 @@ for (const id of values.models.split(',')) {
     addonMs,
     cliMs,
   };
-  console.log(`${id}: WER ${(100 * errors / words).toFixed(1)}% on ${words} words; RTF addon ${(addon / 1000 / speedSeconds).toFixed(3)}, whisper-cli ${(whisperCli / 1000 / speedSeconds).toFixed(3)}, ratio ${(addon / whisperCli).toFixed(2)}`);
-  console.log(`  real speech: WER ${(100 * realErrors / realWords).toFixed(1)}% on ${realWords} words in ${recordings.length} recordings`);
+  console.log(
+    `${id}: WER ${((100 * errors) / words).toFixed(1)}% on ${words} words; RTF addon ${(addon / 1000 / speedSeconds).toFixed(3)}, whisper-cli ${(whisperCli / 1000 / speedSeconds).toFixed(3)}, ratio ${(addon / whisperCli).toFixed(2)}`,
+  );
+  console.log(
+    `  real speech: WER ${((100 * realErrors) / realWords).toFixed(1)}% on ${realWords} words in ${recordings.length} recordings`,
+  );
 }
 
 // The CLI with the addon's decoding settings (greedy, DTW word times, no flash attention,
 // non-speech tokens suppressed, token timestamps on through -ojf). Its own accounting: total time
 // minus model load time, from whisper_print_timings.
 function cliInferenceMs(path: string, heads: string): number {
-  const args = ['-m', path, '-f', speedFile, '-t', String(THREADS), '-l', 'en', '-bs', '1', '-nf', '-nfa', '-sns', '--dtw', heads, '-ojf', '-of', join(work, 'cli')];
+  const args = [
+    '-m',
+    path,
+    '-f',
+    speedFile,
+    '-t',
+    String(THREADS),
+    '-l',
+    'en',
+    '-bs',
+    '1',
+    '-nf',
+    '-nfa',
+    '-sns',
+    '--dtw',
+    heads,
+    '-ojf',
+    '-of',
+    join(work, 'cli'),
+  ];
   const { stderr, status } = spawnSync(cli, args, { encoding: 'utf8' });
   if (status !== 0) throw new Error(`whisper-cli failed: ${stderr.slice(-500)}`);
   const ms = (name: string) => Number(new RegExp(`${name} time =\\s*([\\d.]+) ms`).exec(stderr)?.[1]);

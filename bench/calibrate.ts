@@ -4,7 +4,8 @@
 //
 //   node dist/bench/eval.js --half fit --raw --out bench/results/eval-fit-raw.json [--limit N]
 //   node dist/bench/eval.js --half report --raw --out bench/results/eval-report-raw.json [--limit N]
-//   node dist/bench/calibrate.js [--in FIT.json]... [--report REPORT.json]... (several runs of a half, e.g. one per capability group)
+//   node dist/bench/calibrate.js [--in FIT.json]... [--report REPORT.json]... (several runs of a half, e.g. one per
+//     capability group)
 //       [--out src/decisions/calibration.json] [--svg docs/reliability.svg]
 //
 // Candidates. yes-no and verify: the map in effect, none, a prior correction (a bias only), Platt
@@ -45,13 +46,19 @@ interface Run {
 /** Runs of one half (e.g. one per group of capabilities, each with its own --limit), read as one. */
 function readRuns(files: string[], half: string): Run & { runs: Omit<Run, 'sets'>[] } {
   const runs: Run[] = files.map((f) => JSON.parse(readFileSync(f, 'utf8')));
-  for (const [i, r] of runs.entries()) if (!r.raw || r.half !== half) throw new Error(`${files[i]} must be a --raw run of the ${half} half`);
+  for (const [i, r] of runs.entries())
+    if (!r.raw || r.half !== half) throw new Error(`${files[i]} must be a --raw run of the ${half} half`);
   if (new Set(runs.map((r) => r.model)).size > 1) throw new Error(`${files.join(', ')}: runs of different models`);
-  return { ...runs[0]!, sets: runs.flatMap((r) => r.sets), runs: runs.map(({ sets: _, ...r }) => ({ ...r, caps: [...new Set(_.map((s) => s.capability))] })) };
+  return {
+    ...runs[0]!,
+    sets: runs.flatMap((r) => r.sets),
+    runs: runs.map(({ sets: _, ...r }) => ({ ...r, caps: [...new Set(_.map((s) => s.capability))] })),
+  };
 }
 const run = readRuns(values.in!, 'fit');
 const report = readRuns(values.report!, 'report');
-const decisionsOf = (r: Run, cap: string) => r.sets.filter((s) => s.capability === cap).flatMap((s) => s.items.flatMap((i) => i.decisions));
+const decisionsOf = (r: Run, cap: string) =>
+  r.sets.filter((s) => s.capability === cap).flatMap((s) => s.items.flatMap((i) => i.decisions));
 
 const logit = (p: number) => Math.log(Math.max(1e-12, p)) - Math.log(Math.max(1e-12, 1 - p));
 
@@ -97,7 +104,10 @@ function solve(a: number[][], b: number[]): number[] {
   return m.map((row, i) => (row[i] === 0 ? 0 : row[n]! / row[i]!));
 }
 
-/** Isotonic regression (pool adjacent violators) of outcomes on probability, as steps [from, share]; each share is smoothed (+1 / +2) so no step states 0 or 1. */
+/**
+ * Isotonic regression (pool adjacent violators) of outcomes on probability, as steps [from, share]; each share is
+ * smoothed (+1 / +2) so no step states 0 or 1.
+ */
 function isotonic(train: Outcome[]): [number, number][] {
   const sorted = [...train].sort((a, b) => a.p - b.p);
   const blocks: { lo: number; sum: number; n: number }[] = [];
@@ -119,13 +129,30 @@ interface Binary {
 }
 
 const binary = (r: Run, cap: string): Binary[] =>
-  decisionsOf(r, cap).flatMap((d) => (d.outcome ? [{ x: logit(d.outcome.p), agreement: d.agreement ?? 0, y: d.outcome.y }] : []));
+  decisionsOf(r, cap).flatMap((d) =>
+    d.outcome ? [{ x: logit(d.outcome.p), agreement: d.agreement ?? 0, y: d.outcome.y }] : [],
+  );
 
 function fitPlatt(data: Binary[], withAgreement: boolean, slope = true): Platt {
   const features = (d: Binary) => [...(slope ? [d.x] : []), ...(withAgreement ? [d.agreement] : [])];
   // Without a slope the log-odds enter as an offset: fitted on y with x fixed at weight 1.
-  const w = slope ? logistic(data.map(features), data.map((d) => d.y)) : logisticOffset(data.map(features), data.map((d) => d.x), data.map((d) => d.y));
-  const [a, agree, b] = slope ? (withAgreement ? [w[0]!, w[1]!, w[2]!] : [w[0]!, 0, w[1]!]) : withAgreement ? [1, w[0]!, w[1]!] : [1, 0, w[0]!];
+  const w = slope
+    ? logistic(
+        data.map(features),
+        data.map((d) => d.y),
+      )
+    : logisticOffset(
+        data.map(features),
+        data.map((d) => d.x),
+        data.map((d) => d.y),
+      );
+  const [a, agree, b] = slope
+    ? withAgreement
+      ? [w[0]!, w[1]!, w[2]!]
+      : [w[0]!, 0, w[1]!]
+    : withAgreement
+      ? [1, w[0]!, w[1]!]
+      : [1, 0, w[0]!];
   return roundMap(withAgreement ? { a, b, agree } : { a, b });
 }
 
@@ -165,7 +192,8 @@ function binaryCandidates(fit: Binary[], withAgreement: boolean, inEffect: Platt
   };
 }
 
-const outcomesOf = (data: Binary[], map: Platt): Outcome[] => data.map((d) => ({ p: platt(map, d.x, d.agreement), y: d.y }));
+const outcomesOf = (data: Binary[], map: Platt): Outcome[] =>
+  data.map((d) => ({ p: platt(map, d.x, d.agreement), y: d.y }));
 
 interface Measure {
   n: number;
@@ -205,14 +233,28 @@ function fitTemperature(choices: Choice[]): number {
   return round(Math.exp((lo + hi) / 2));
 }
 
-const choicesOf = (r: Run, caps: string[]): Choice[] => caps.flatMap((cap) => decisionsOf(r, cap)).flatMap((d) => d.choices ?? []).filter((c) => c.gold >= 0);
+const choicesOf = (r: Run, caps: string[]): Choice[] =>
+  caps
+    .flatMap((cap) => decisionsOf(r, cap))
+    .flatMap((d) => d.choices ?? [])
+    .filter((c) => c.gold >= 0);
 const table = (t: number): Temperatures => Object.fromEntries(RANGES.map((r) => [r, t]));
 
 /** One temperature per range of option counts that has at least 20 choices, else the overall one. */
 function temperatures(choices: Choice[]): { table: Temperatures; n: Record<string, number> } {
   const overall = fitTemperature(choices);
-  const n = Object.fromEntries(RANGES.map((range) => [range, choices.filter((c) => holds(range, c.scores.length)).length]));
-  return { table: Object.fromEntries(RANGES.map((range) => [range, n[range]! >= 20 ? fitTemperature(choices.filter((c) => holds(range, c.scores.length))) : overall])), n };
+  const n = Object.fromEntries(
+    RANGES.map((range) => [range, choices.filter((c) => holds(range, c.scores.length)).length]),
+  );
+  return {
+    table: Object.fromEntries(
+      RANGES.map((range) => [
+        range,
+        n[range]! >= 20 ? fitTemperature(choices.filter((c) => holds(range, c.scores.length))) : overall,
+      ]),
+    ),
+    n,
+  };
 }
 
 /** The top option's probability at the table's temperature, against its being the gold one. */
@@ -224,8 +266,10 @@ const topOutcomes = (choices: Choice[], t: Temperatures): Outcome[] =>
   });
 
 const round = (x: number) => Math.round(x * 10000) / 10000;
-const roundMap = (m: Platt): Platt => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])) as unknown as Platt;
-const lowestEce = (measured: Record<string, Measure>) => Object.entries(measured).sort((a, b) => a[1].ece - b[1].ece)[0]![0];
+const roundMap = (m: Platt): Platt =>
+  Object.fromEntries(Object.entries(m).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])) as unknown as Platt;
+const lowestEce = (measured: Record<string, Measure>) =>
+  Object.entries(measured).sort((a, b) => a[1].ece - b[1].ece)[0]![0];
 
 const shipped: Calibration = JSON.parse(readFileSync(values.out!, 'utf8')).parameters;
 const measured: Record<string, Record<string, Measure>> = {};
@@ -238,7 +282,9 @@ for (const cap of ['yes-no', 'verify'] as const) {
   const held = binary(report, cap);
   if (!fit.length || !held.length) continue; // not run: the map in effect stays
   const candidates = binaryCandidates(fit, cap === 'verify', shipped[cap]);
-  measured[cap] = Object.fromEntries(Object.entries(candidates).map(([name, map]) => [name, measure(outcomesOf(held, map), true)]));
+  measured[cap] = Object.fromEntries(
+    Object.entries(candidates).map(([name, map]) => [name, measure(outcomesOf(held, map), true)]),
+  );
   chosen[cap] = lowestEce(measured[cap]!);
   binaryMaps[cap] = candidates[chosen[cap]!]!;
   examples[cap] = { fit: fit.length, report: held.length };
@@ -246,20 +292,35 @@ for (const cap of ['yes-no', 'verify'] as const) {
 
 // Choices: classify-tree levels are classify decisions among that level's labels, fitted together.
 const choiceTables: Record<'classify' | 'rate', Temperatures> = { classify: shipped.classify, rate: shipped.rate };
-for (const [cap, caps] of [['classify', ['classify', 'classify-tree']], ['rate', ['rate']]] as const) {
+for (const [cap, caps] of [
+  ['classify', ['classify', 'classify-tree']],
+  ['rate', ['rate']],
+] as const) {
   const fit = choicesOf(run, [...caps]);
   const held = choicesOf(report, [cap]); // the top label of the capability itself
   if (!fit.length || !held.length) continue;
   const ranged = temperatures(fit);
-  const candidates: Record<string, Temperatures> = { 'in effect': shipped[cap], none: {}, temperature: table(fitTemperature(fit)), 'temperature per option count': ranged.table };
+  const candidates: Record<string, Temperatures> = {
+    'in effect': shipped[cap],
+    none: {},
+    temperature: table(fitTemperature(fit)),
+    'temperature per option count': ranged.table,
+  };
   const right = held.filter((c) => logs(c).indexOf(Math.max(...logs(c))) === c.gold).length / held.length;
-  measured[cap] = Object.fromEntries(Object.entries(candidates).map(([name, t]) => [name, measure(topOutcomes(held, t), false, right)]));
+  measured[cap] = Object.fromEntries(
+    Object.entries(candidates).map(([name, t]) => [name, measure(topOutcomes(held, t), false, right)]),
+  );
   chosen[cap] = lowestEce(measured[cap]!);
   choiceTables[cap] = candidates[chosen[cap]!]!;
   examples[cap] = { fit: ranged.n, report: held.length };
 }
 
-const parameters: Calibration = { 'yes-no': binaryMaps['yes-no'], verify: binaryMaps.verify, classify: choiceTables.classify, rate: choiceTables.rate };
+const parameters: Calibration = {
+  'yes-no': binaryMaps['yes-no'],
+  verify: binaryMaps.verify,
+  classify: choiceTables.classify,
+  rate: choiceTables.rate,
+};
 
 /** One set's figures on the report half under a calibration: decisions right, and the probabilities' ECE. */
 function perSet(set: Run['sets'][number], c: Calibration): { accuracy: number; ece?: number } {
@@ -271,23 +332,45 @@ function perSet(set: Run['sets'][number], c: Calibration): { accuracy: number; e
     outcomes = ds.map((d) => ({ p: platt(map, logit(d.outcome!.p), d.agreement ?? 0), y: d.outcome!.y }));
     right = outcomes.filter((o) => (o.p >= 0.5 ? 1 : 0) === o.y).length;
   } else if (set.capability === 'classify' || set.capability === 'rate') {
-    outcomes = topOutcomes(ds.flatMap((d) => d.choices ?? []).filter((ch) => ch.gold >= 0), c[set.capability]);
+    outcomes = topOutcomes(
+      ds.flatMap((d) => d.choices ?? []).filter((ch) => ch.gold >= 0),
+      c[set.capability],
+    );
   } // classify-tree: the path's probability is the product over levels the run did not all record; kept as run
   // rate is judged within the gold's tolerance; its outcome is the exact level.
   return { accuracy: round(right / ds.length), ...(outcomes.length ? { ece: round(ece(outcomes)) } : {}) };
 }
 
-const sets = report.sets.map((s) => ({ set: s.set, capability: s.capability, cases: s.items.length, before: perSet(s, shipped), after: perSet(s, parameters) }));
+const sets = report.sets.map((s) => ({
+  set: s.set,
+  capability: s.capability,
+  cases: s.items.length,
+  before: perSet(s, shipped),
+  after: perSet(s, parameters),
+}));
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-const limits = (r: typeof report) => r.runs.map((x: any) => `${x.caps.join(', ')}: at most ${x.limit ?? 'all'} per set`).join('; ');
+const limits = (r: typeof report) =>
+  r.runs.map((x: any) => `${x.caps.join(', ')}: at most ${x.limit ?? 'all'} per set`).join('; ');
 console.log(`report half of ${report.files.join(', ')} (${limits(report)})\n`);
-console.log('| set | capability | cases | accuracy before | after | ECE before | after |\n|---|---|---|---|---|---|---|');
-for (const s of sets) console.log(`| ${s.set} | ${s.capability} | ${s.cases} | ${pct(s.before.accuracy)} | ${pct(s.after.accuracy)} | ${s.before.ece?.toFixed(3) ?? '-'} | ${s.after.ece?.toFixed(3) ?? '-'} |`);
+console.log(
+  '| set | capability | cases | accuracy before | after | ECE before | after |\n|---|---|---|---|---|---|---|',
+);
+for (const s of sets)
+  console.log(
+    `| ${s.set} | ${s.capability} | ${s.cases} | ${pct(s.before.accuracy)} | ${pct(s.after.accuracy)} | ${s.before.ece?.toFixed(3) ?? '-'} | ${s.after.ece?.toFixed(3) ?? '-'} |`,
+  );
 console.log('\n| capability | map | held-out n | accuracy | ECE | Brier |\n|---|---|---|---|---|---|');
 for (const [cap, byMap] of Object.entries(measured))
-  for (const [name, m] of Object.entries(byMap)) console.log(`| ${cap} | ${name}${name === chosen[cap] ? ' (shipped)' : ''} | ${m.n} | ${pct(m.accuracy)} | ${m.ece.toFixed(3)} | ${m.brier.toFixed(3)} |`);
+  for (const [name, m] of Object.entries(byMap))
+    console.log(
+      `| ${cap} | ${name}${name === chosen[cap] ? ' (shipped)' : ''} | ${m.n} | ${pct(m.accuracy)} | ${m.ece.toFixed(3)} | ${m.brier.toFixed(3)} |`,
+    );
 
-const half = (r: typeof run, which: string) => ({ files: r.files, half: which, runs: r.runs.map((x: any) => ({ capabilities: x.caps, limitPerSet: x.limit, date: x.date })) });
+const half = (r: typeof run, which: string) => ({
+  files: r.files,
+  half: which,
+  runs: r.runs.map((x: any) => ({ capabilities: x.caps, limitPerSet: x.limit, date: x.date })),
+});
 const provenance = {
   fitted: new Date().toISOString().slice(0, 10),
   model: run.model,
@@ -299,11 +382,16 @@ const provenance = {
     'classify (every classify-tree level too) and rate: softmax temperature, one overall or one per range of option counts (where the range has at least 20 choices), maximum likelihood of the gold option; ECE of the top option.',
   examples,
   chosen,
-  kept: Object.entries(chosen).filter(([, m]) => m === 'in effect').map(([cap]) => `${cap}: the map in effect (an earlier fit) had the lowest held-out ECE and is kept`),
+  kept: Object.entries(chosen)
+    .filter(([, m]) => m === 'in effect')
+    .map(([cap]) => `${cap}: the map in effect (an earlier fit) had the lowest held-out ECE and is kept`),
   measuredOnReportHalf: measured,
 };
 writeFileSync(values.out!, `${JSON.stringify({ provenance, parameters }, null, 2)}\n`);
-writeFileSync(values['results-out']!, `${JSON.stringify({ report: values.report!.map((f) => relative(root, f)), fit: values.in!.map((f) => relative(root, f)), measured, chosen, sets }, null, 1)}\n`);
+writeFileSync(
+  values['results-out']!,
+  `${JSON.stringify({ report: values.report!.map((f) => relative(root, f)), fit: values.in!.map((f) => relative(root, f)), measured, chosen, sets }, null, 1)}\n`,
+);
 if (values.svg) {
   const curves = new Map<string, Outcome[]>([
     ['yes-no', outcomesOf(binary(report, 'yes-no'), parameters['yes-no'])],
@@ -311,5 +399,11 @@ if (values.svg) {
     ['classify (top label)', topOutcomes(choicesOf(report, ['classify']), parameters.classify)],
     ['rate (top level)', topOutcomes(choicesOf(report, ['rate']), parameters.rate)],
   ]);
-  writeFileSync(values.svg, reliabilitySvg(`Reliability after calibration, report half (${report.sets.reduce((n, x) => n + x.items.length, 0)} items)`, curves));
+  writeFileSync(
+    values.svg,
+    reliabilitySvg(
+      `Reliability after calibration, report half (${report.sets.reduce((n, x) => n + x.items.length, 0)} items)`,
+      curves,
+    ),
+  );
 }

@@ -13,7 +13,9 @@ import { serve } from '../src/http/uws.js';
 import { createLogger } from '../src/log.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '8' }, batch: { type: 'string', default: '8' } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '8' }, batch: { type: 'string', default: '8' } },
+});
 const runs = Number(values.runs);
 
 const config = loadConfig(process.env, { port: 0, logLevel: 'silent' });
@@ -21,7 +23,16 @@ const service = await openService(config);
 const server = await serve(routes(service), { ...config, log: createLogger('silent') });
 const base = `http://127.0.0.1:${server.port}/v1/decision-machine-1`;
 
-const NAMES = ['Maria Lopez', 'Jon Berg', 'Aiko Tanaka', 'Omar Haddad', 'Lena Fischer', 'Raj Patel', 'Eva Novak', 'Tom Reed'];
+const NAMES = [
+  'Maria Lopez',
+  'Jon Berg',
+  'Aiko Tanaka',
+  'Omar Haddad',
+  'Lena Fischer',
+  'Raj Patel',
+  'Eva Novak',
+  'Tom Reed',
+];
 const CITIES = ['Lisbon', 'Oslo', 'Osaka', 'Cairo', 'Munich', 'Pune', 'Prague', 'Leeds'];
 function text(i: number, length = 300): string {
   const n = NAMES[i % NAMES.length]!;
@@ -32,7 +43,11 @@ function text(i: number, length = 300): string {
 
 async function call(capability: string, body: unknown): Promise<number> {
   const started = performance.now();
-  const res = await fetch(`${base}/${capability}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${base}/${capability}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   await res.arrayBuffer();
   if (res.status !== 200) throw new Error(`${capability}: status ${res.status}`);
   return performance.now() - started;
@@ -46,7 +61,29 @@ async function measure(capability: string, body: (i: number) => unknown, n = run
   return p50(ms);
 }
 
-const labels = (n: number) => ['billing', 'refund request', 'technical problem', 'account access', 'sales inquiry', 'complaint', 'praise', 'shipping', 'cancellation', 'security', 'privacy', 'feature request', 'bug report', 'how-to question', 'partnership', 'press', 'job application', 'spam', 'legal', 'other'].slice(0, n);
+const labels = (n: number) =>
+  [
+    'billing',
+    'refund request',
+    'technical problem',
+    'account access',
+    'sales inquiry',
+    'complaint',
+    'praise',
+    'shipping',
+    'cancellation',
+    'security',
+    'privacy',
+    'feature request',
+    'bug report',
+    'how-to question',
+    'partnership',
+    'press',
+    'job application',
+    'spam',
+    'legal',
+    'other',
+  ].slice(0, n);
 const scale = ['not urgent', 'low', 'medium', 'high', 'critical'];
 const TICKET = {
   type: 'object',
@@ -59,17 +96,40 @@ const TICKET = {
   },
 };
 const table: Record<string, number> = {};
-table['yes-no (1 statement)'] = await measure('yes-no', (i) => ({ text: text(i), statement: 'The customer wants money back.' }));
+table['yes-no (1 statement)'] = await measure('yes-no', (i) => ({
+  text: text(i),
+  statement: 'The customer wants money back.',
+}));
 table['classify (5 labels)'] = await measure('classify', (i) => ({ text: text(i), labels: labels(5) }));
 table['classify (2 labels)'] = await measure('classify', (i) => ({ text: text(i), labels: labels(2) }));
 table['classify (20 labels)'] = await measure('classify', (i) => ({ text: text(i), labels: labels(20) }));
 table['rate (5 levels)'] = await measure('rate', (i) => ({ text: text(i), scale }));
-table['answer (1 question)'] = await measure('answer', (i) => ({ text: text(i), question: 'Where is the customer from?' }));
-table['entities (3 types)'] = await measure('entities', (i) => ({ text: text(i), types: ['person', 'city', 'amount of money'] }));
-table['verify'] = await measure('verify', (i) => ({ text: text(i), field: { name: 'invoice amount' }, value: 100 + i * 7 }));
+table['answer (1 question)'] = await measure('answer', (i) => ({
+  text: text(i),
+  question: 'Where is the customer from?',
+}));
+table['entities (3 types)'] = await measure('entities', (i) => ({
+  text: text(i),
+  types: ['person', 'city', 'amount of money'],
+}));
+table['verify'] = await measure('verify', (i) => ({
+  text: text(i),
+  field: { name: 'invoice amount' },
+  value: 100 + i * 7,
+}));
 table['extract (5 fields)'] = await measure('extract', (i) => ({ text: text(i), schema: TICKET }));
-table['answer, 1,000 characters'] = await measure('answer', (i) => ({ text: text(i, 1000), question: 'Where is the customer from?' }), 1, 0);
-table['answer, 20,000 characters'] = await measure('answer', (i) => ({ text: text(i, 20000), question: 'Where is the customer from?' }), 1, 0);
+table['answer, 1,000 characters'] = await measure(
+  'answer',
+  (i) => ({ text: text(i, 1000), question: 'Where is the customer from?' }),
+  1,
+  0,
+);
+table['answer, 20,000 characters'] = await measure(
+  'answer',
+  (i) => ({ text: text(i, 20000), question: 'Where is the customer from?' }),
+  1,
+  0,
+);
 
 // Throughput: a batch of texts in one call against the same texts one call at a time.
 const batch = Number(values.batch);
@@ -99,6 +159,8 @@ console.log(`| capability (${report.model}, 300 characters unless noted) | p50 m
 for (const [k, v] of Object.entries(table)) console.log(`| ${k} | ${v.toFixed(0)} |`);
 console.log(`| classify 20 labels / 2 labels | ${report.ratios.classify20To2.toFixed(2)}x |`);
 console.log(`| answer 20,000 / 1,000 characters | ${report.ratios.answer20kTo1k.toFixed(2)}x |`);
-console.log(`| classify, ${batch} texts in one call vs one by one: throughput | ${report.ratios.batchThroughputGain.toFixed(2)}x |`);
+console.log(
+  `| classify, ${batch} texts in one call vs one by one: throughput | ${report.ratios.batchThroughputGain.toFixed(2)}x |`,
+);
 mkdirSync(`${root}bench/results`, { recursive: true });
 writeFileSync(`${root}bench/results/capabilities.json`, `${JSON.stringify(report, null, 2)}\n`);

@@ -73,7 +73,10 @@ const WORDS = LINES.join(' ').split(/\s+/);
 /** `count` distinct items of `from`, in random order. */
 function pick<T>(from: readonly T[], count: number, random: () => number): T[] {
   const rest = [...from];
-  return Array.from({ length: Math.min(count, rest.length) }, () => rest.splice(Math.floor(random() * rest.length), 1)[0]);
+  return Array.from(
+    { length: Math.min(count, rest.length) },
+    () => rest.splice(Math.floor(random() * rest.length), 1)[0],
+  );
 }
 
 /** Speaker order for `turns` turns of `voices` voices: every voice early, never the same twice in a row. */
@@ -103,7 +106,10 @@ export function syntheticDialog(seed: number, index: number): { name: string; co
     let turn = { ...voices[v], text: '' };
     let pcm: Float32Array = new Float32Array(0);
     for (let attempt = 0; attempt < 4; attempt++) {
-      turn = { ...voices[v], text: Array.from({ length: words }, (_, k) => WORDS[(cursor + k) % WORDS.length]).join(' ') };
+      turn = {
+        ...voices[v],
+        text: Array.from({ length: words }, (_, k) => WORDS[(cursor + k) % WORDS.length]).join(' '),
+      };
       pcm = spoken(turn);
       const seconds = pcm.length / 16000;
       if (seconds >= 2 && seconds <= 5) break;
@@ -127,9 +133,16 @@ export function syntheticDialog(seed: number, index: number): { name: string; co
  * piece used at most once per dialog, 2 turns per speaker plus 0-2 while pieces last, gaps of
  * 0.1-0.5 s.
  */
-export function recordedDialog(voices: ReturnType<typeof recordedVoices>, seed: number, index: number): { name: string; conversation: Conversation } {
+export function recordedDialog(
+  voices: ReturnType<typeof recordedVoices>,
+  seed: number,
+  index: number,
+): { name: string; conversation: Conversation } {
   const random = seeded(seed * 1000 + 500 + index);
-  const chosen = pick(voices, 2 + (index % 3), random).map((v) => ({ speaker: v.speaker, left: pick(v.pieces, v.pieces.length, random) }));
+  const chosen = pick(voices, 2 + (index % 3), random).map((v) => ({
+    speaker: v.speaker,
+    left: pick(v.pieces, v.pieces.length, random),
+  }));
   const order = turnOrder(chosen.length, 2 * chosen.length + Math.floor(random() * 3), random);
   const pieces = order.flatMap((v) => {
     const pcm = chosen[v].left.pop();
@@ -140,15 +153,54 @@ export function recordedDialog(voices: ReturnType<typeof recordedVoices>, seed: 
 }
 
 /** The conversations with long turns of the first measurements: voices and turn order. */
-export const LONG_CASES: { name: string; voices: string[]; pattern: number[]; seed: number; minGap?: number; maxGap?: number }[] = [
+export const LONG_CASES: {
+  name: string;
+  voices: string[];
+  pattern: number[];
+  seed: number;
+  minGap?: number;
+  maxGap?: number;
+}[] = [
   { name: '2: en-us+m3 / en+f2', voices: ['en-us+m3', 'en+f2'], pattern: [0, 1, 0, 1, 0, 1, 0, 1, 0, 1], seed: 1 },
-  { name: '3: en-us+m3 / en+f2 / en+m7', voices: ['en-us+m3', 'en+f2', 'en+m7'], pattern: [0, 1, 2, 1, 0, 2, 0, 1, 2, 0, 1, 2], seed: 2 },
+  {
+    name: '3: en-us+m3 / en+f2 / en+m7',
+    voices: ['en-us+m3', 'en+f2', 'en+m7'],
+    pattern: [0, 1, 2, 1, 0, 2, 0, 1, 2, 0, 1, 2],
+    seed: 2,
+  },
   { name: '2 male: en-us+m3 / en+m7', voices: ['en-us+m3', 'en+m7'], pattern: [0, 1, 0, 1, 1, 0, 1, 0, 0, 1], seed: 3 },
-  { name: '2 female: en+f2 / en-us+f4', voices: ['en+f2', 'en-us+f4'], pattern: [0, 1, 0, 1, 0, 0, 1, 0, 1, 1], seed: 4 },
-  { name: '3 accents: en-gb-scotland / en-029+f3 / en-us+m1', voices: ['en-gb-scotland', 'en-029+f3', 'en-us+m1'], pattern: [0, 1, 2, 0, 2, 1, 0, 1, 2, 2, 0, 1], seed: 5 },
-  { name: '4: en-us+m3 / en+f2 / en+m7 / en-us+f4', voices: ['en-us+m3', 'en+f2', 'en+m7', 'en-us+f4'], pattern: [0, 1, 2, 3, 1, 0, 3, 2, 0, 1, 2, 3, 0], seed: 6 },
-  { name: '2, gaps 0.05-0.2 s: en-us+m1 / en-029+f3', voices: ['en-us+m1', 'en-029+f3'], pattern: [0, 1, 0, 1, 1, 0, 1, 0, 1, 0], seed: 8, minGap: 0.05, maxGap: 0.2 },
-  { name: '2, 5 minutes: en-us+m1 / en+f2', voices: ['en-us+m1', 'en+f2'], pattern: Array.from({ length: 60 }, (_, i) => (i % 3 === 2 ? 0 : i % 2)), seed: 9 },
+  {
+    name: '2 female: en+f2 / en-us+f4',
+    voices: ['en+f2', 'en-us+f4'],
+    pattern: [0, 1, 0, 1, 0, 0, 1, 0, 1, 1],
+    seed: 4,
+  },
+  {
+    name: '3 accents: en-gb-scotland / en-029+f3 / en-us+m1',
+    voices: ['en-gb-scotland', 'en-029+f3', 'en-us+m1'],
+    pattern: [0, 1, 2, 0, 2, 1, 0, 1, 2, 2, 0, 1],
+    seed: 5,
+  },
+  {
+    name: '4: en-us+m3 / en+f2 / en+m7 / en-us+f4',
+    voices: ['en-us+m3', 'en+f2', 'en+m7', 'en-us+f4'],
+    pattern: [0, 1, 2, 3, 1, 0, 3, 2, 0, 1, 2, 3, 0],
+    seed: 6,
+  },
+  {
+    name: '2, gaps 0.05-0.2 s: en-us+m1 / en-029+f3',
+    voices: ['en-us+m1', 'en-029+f3'],
+    pattern: [0, 1, 0, 1, 1, 0, 1, 0, 1, 0],
+    seed: 8,
+    minGap: 0.05,
+    maxGap: 0.2,
+  },
+  {
+    name: '2, 5 minutes: en-us+m1 / en+f2',
+    voices: ['en-us+m1', 'en+f2'],
+    pattern: Array.from({ length: 60 }, (_, i) => (i % 3 === 2 ? 0 : i % 2)),
+    seed: 9,
+  },
   { name: '1: en-us+m3 alone', voices: ['en-us+m3'], pattern: [0, 0, 0, 0, 0, 0, 0, 0], seed: 7 },
 ];
 
@@ -156,7 +208,10 @@ export const LONG_CASES: { name: string; voices: string[]; pattern: number[]; se
 async function whisperWords(transcription: Transcription, pcm: Float32Array): Promise<Word[]> {
   const wav = wavOf(pcm, 16000);
   const dir = join(tmpdir(), 'dm-diarize-bench');
-  const file = join(dir, `${createHash('sha256').update(wav).update(loadConfig().whisperModel).digest('hex').slice(0, 24)}.json`);
+  const file = join(
+    dir,
+    `${createHash('sha256').update(wav).update(loadConfig().whisperModel).digest('hex').slice(0, 24)}.json`,
+  );
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Word[];
   const { body } = await transcription.run(wav, false);
   const words = body.segments.flatMap((s) => s.words.map(({ word, start, end }) => ({ word, start, end })));
@@ -176,7 +231,13 @@ interface Row {
 }
 
 /** Diarizes one file; `truth` is each word's true speaker. */
-async function measure(name: string, pcm: Float32Array, words: readonly { start: number; end: number }[], truth: number[], speakers: number): Promise<Row & { correct: number }> {
+async function measure(
+  name: string,
+  pcm: Float32Array,
+  words: readonly { start: number; end: number }[],
+  truth: number[],
+  speakers: number,
+): Promise<Row & { correct: number }> {
   const started = performance.now();
   const labels = await diarize(pcm, words, { encoder: await (encoder ??= testSpeakerEncoder()) });
   const ms = performance.now() - started;
@@ -202,9 +263,13 @@ function summary(set: string, rows: (Row & { correct: number })[]) {
     countRightShare: Number((rows.filter((r) => r.found === r.speakers).length / rows.length).toFixed(4)),
     wordAccuracy: Number((rows.reduce((n, r) => n + r.correct, 0) / Math.max(words, 1)).toFixed(4)),
     worstFileAccuracy: Math.min(...rows.map((r) => r.accuracy)),
-    realTimeFactor: Number((rows.reduce((n, r) => n + r.ms, 0) / 1000 / rows.reduce((n, r) => n + r.audioSeconds, 0)).toFixed(4)),
+    realTimeFactor: Number(
+      (rows.reduce((n, r) => n + r.ms, 0) / 1000 / rows.reduce((n, r) => n + r.audioSeconds, 0)).toFixed(4),
+    ),
   };
-  console.log(`\n${set}: speaker count right in ${out.countRight}/${out.files}, words on the right speaker ${(100 * out.wordAccuracy).toFixed(1)}% (worst file ${(100 * out.worstFileAccuracy).toFixed(1)}%)`);
+  console.log(
+    `\n${set}: speaker count right in ${out.countRight}/${out.files}, words on the right speaker ${(100 * out.wordAccuracy).toFixed(1)}% (worst file ${(100 * out.worstFileAccuracy).toFixed(1)}%)`,
+  );
   console.table(rows.map(({ correct: _, ...r }) => r));
   return { ...out, rows: rows.map(({ correct: _, ...r }) => r) };
 }
@@ -225,12 +290,25 @@ async function main(): Promise<void> {
 
   if (args.only !== 'long') {
     const config = loadConfig();
-    const engine = await Engine.open({ modelPath: await testModelPath(), slots: 1, threads: 2, queue: 1, contextSize: 512, batchSize: 64 });
+    const engine = await Engine.open({
+      modelPath: await testModelPath(),
+      slots: 1,
+      threads: 2,
+      queue: 1,
+      contextSize: 512,
+      batchSize: 64,
+    });
     await loadAudio(engine, config);
     const transcription = new Transcription(engine, config);
     const viaWhisper = async (name: string, c: Conversation) => {
       const words = args.words === 'script' && c.words.length ? c.words : await whisperWords(transcription, c.pcm);
-      return measure(name, c.pcm, words, words.map((w) => speakerAt(c, (w.start + w.end) / 2)), c.voices.length);
+      return measure(
+        name,
+        c.pcm,
+        words,
+        words.map((w) => speakerAt(c, (w.start + w.end) / 2)),
+        c.voices.length,
+      );
     };
 
     const synthetic = [];
@@ -254,7 +332,9 @@ async function main(): Promise<void> {
     const callWords = await whisperWords(transcription, call.pcm);
     const scored = callWords.map((w) => {
       const middle = (w.start + w.end) / 2;
-      const who = new Set(call.turns.filter((t) => t.start <= middle && middle < t.end).map((t) => names.indexOf(t.speaker)));
+      const who = new Set(
+        call.turns.filter((t) => t.start <= middle && middle < t.end).map((t) => names.indexOf(t.speaker)),
+      );
       return who.size === 1 ? [...who][0] : -1;
     });
     const labels = await diarize(call.pcm, callWords, { encoder: await (encoder ??= testSpeakerEncoder()) });
@@ -267,8 +347,18 @@ async function main(): Promise<void> {
           words: kept.length,
           speakers: names.length,
           found: new Set(labels).size,
-          accuracy: Number(matchedAccuracy(kept.map(([s]) => s), kept.map(([, l]) => l)).toFixed(4)),
-          correct: Math.round(matchedAccuracy(kept.map(([s]) => s), kept.map(([, l]) => l)) * kept.length),
+          accuracy: Number(
+            matchedAccuracy(
+              kept.map(([s]) => s),
+              kept.map(([, l]) => l),
+            ).toFixed(4),
+          ),
+          correct: Math.round(
+            matchedAccuracy(
+              kept.map(([s]) => s),
+              kept.map(([, l]) => l),
+            ) * kept.length,
+          ),
           ms: 0,
         },
       ]),
@@ -280,7 +370,15 @@ async function main(): Promise<void> {
     const long = [];
     for (const c of LONG_CASES) {
       const conversation = scripted(c.voices, c.pattern, c);
-      long.push(await measure(c.name, conversation.pcm, conversation.words, conversation.words.map((w) => w.speaker), c.voices.length));
+      long.push(
+        await measure(
+          c.name,
+          conversation.pcm,
+          conversation.words,
+          conversation.words.map((w) => w.speaker),
+          c.voices.length,
+        ),
+      );
     }
     sets.push(summary('long turns (exact word times)', long));
   }

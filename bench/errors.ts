@@ -32,13 +32,28 @@ interface Target {
   connections: number;
 }
 
-const CLASSES = ['400 invalid_request', '401 missing_api_key', '401 invalid_api_key', '404 unrouted', '413 payload_too_large', '429 rate_limit_exceeded', '529 overloaded'] as const;
+const CLASSES = [
+  '400 invalid_request',
+  '401 missing_api_key',
+  '401 invalid_api_key',
+  '404 unrouted',
+  '413 payload_too_large',
+  '429 rate_limit_exceeded',
+  '529 overloaded',
+] as const;
 
 if (isMainThread) await main();
 else await load(workerData as Target);
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '15' }, connections: { type: 'string', default: '32' }, rate: { type: 'string', default: '1000' }, engine: { type: 'string', default: 'fake' } } });
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: 'string', default: '15' },
+      connections: { type: 'string', default: '32' },
+      rate: { type: 'string', default: '1000' },
+      engine: { type: 'string', default: 'fake' },
+    },
+  });
   const { loadConfig } = await import('../src/config.js');
   const { Engine } = await import('../src/engine/engine.js');
   const { decisions } = await import('../src/service.js');
@@ -50,13 +65,31 @@ async function main(): Promise<void> {
   const { resolveModel } = await import('../src/models/store.js');
 
   const dir = mkdtempSync(join(tmpdir(), 'dm-bench-errors-'));
-  const config = loadConfig(process.env, { port: 0, logLevel: 'silent', auth: 'on', databaseUrl: join(dir, 'service.db'), rateLimit: 1_000_000, maxBodyBytes: 64 * 1024, queue: 0, slots: 2 });
+  const config = loadConfig(process.env, {
+    port: 0,
+    logLevel: 'silent',
+    auth: 'on',
+    databaseUrl: join(dir, 'service.db'),
+    rateLimit: 1_000_000,
+    maxBodyBytes: 64 * 1024,
+    queue: 0,
+    slots: 2,
+  });
   const engine =
     values.engine === 'model'
       ? await Engine.open({ ...config, modelPath: await resolveModel(config.model, { path: config.modelPath }) })
-      : await Engine.open({ ...config, threads: 1, modelPath: 'fake' }, (await import('../test/helpers/fake-binding.js')).fakeBinding({ delayMs: (Number(values.seconds) + 5) * 1000 }));
+      : await Engine.open(
+          { ...config, threads: 1, modelPath: 'fake' },
+          (await import('../test/helpers/fake-binding.js')).fakeBinding({
+            delayMs: (Number(values.seconds) + 5) * 1000,
+          }),
+        );
   const access = await openAccess(config, () => engine.stats(), createLogger('silent'));
-  const server = await serve(routes(decisions(engine), access.gate), { ...config, log: createLogger('silent'), metrics: access.metrics });
+  const server = await serve(routes(decisions(engine), access.gate), {
+    ...config,
+    log: createLogger('silent'),
+    metrics: access.metrics,
+  });
   const url = `http://127.0.0.1:${server.port}`;
   const { key } = await issueKey(access.store, 'prod', 'bench');
   const limited = await issueKey(access.store, 'prod', 'limited');
@@ -66,9 +99,15 @@ async function main(): Promise<void> {
   const stop = new AbortController();
   const hold = async () => {
     while (!stop.signal.aborted) {
-      const res = await fetch(`${url}/v1/decision-machine-1/classify`, { method: 'POST', signal: stop.signal, headers: { authorization: `Bearer ${key}` }, body: JSON.stringify({ text, labels: ['budget', 'sports', 'weather'] }) }).catch(() => undefined);
+      const res = await fetch(`${url}/v1/decision-machine-1/classify`, {
+        method: 'POST',
+        signal: stop.signal,
+        headers: { authorization: `Bearer ${key}` },
+        body: JSON.stringify({ text, labels: ['budget', 'sports', 'weather'] }),
+      }).catch(() => undefined);
       await res?.arrayBuffer().catch(() => undefined);
-      if (res?.status !== 200) await new Promise((r) => setTimeout(r, 100)); // lost the slot to a probe: try again shortly
+      // lost the slot to a probe: try again shortly
+      if (res?.status !== 200) await new Promise((r) => setTimeout(r, 100));
     }
   };
   const holders = [hold(), hold()];
@@ -85,16 +124,28 @@ async function main(): Promise<void> {
   const refill = setInterval(() => void useUp(), 250);
   const threads = 1; // one client thread with bare sockets drives thousands of requests per second
   const connections = Number(values.connections);
-  const target: Omit<Target, 'connections'> = { url, key, limitedKey: limited.key, seconds: Number(values.seconds), intervalMs: (1000 * connections) / Number(values.rate) };
+  const target: Omit<Target, 'connections'> = {
+    url,
+    key,
+    limitedKey: limited.key,
+    seconds: Number(values.seconds),
+    intervalMs: (1000 * connections) / Number(values.rate),
+  };
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   const started = Date.now();
   const results = await Promise.all(
-    Array.from({ length: threads }, () => new Promise<Record<string, number[]>>((resolve, reject) => {
-      const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { ...target, connections: Math.ceil(connections / threads) } });
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    })),
+    Array.from(
+      { length: threads },
+      () =>
+        new Promise<Record<string, number[]>>((resolve, reject) => {
+          const worker = new Worker(fileURLToPath(import.meta.url), {
+            workerData: { ...target, connections: Math.ceil(connections / threads) },
+          });
+          worker.once('message', resolve);
+          worker.once('error', reject);
+        }),
+    ),
   );
   const elapsed = (Date.now() - started) / 1000;
   stop.abort();
@@ -111,18 +162,37 @@ async function main(): Promise<void> {
   }
   all.sort((a, b) => a - b);
   const summary = { ...stats(all), perSecond: Math.round(all.length / elapsed) };
-  console.log(`error replies under load: ${values.rate}/s offered over ${connections} connections for ${elapsed.toFixed(1)} s, both slots busy, engine ${values.engine}; other work may share this machine`);
+  console.log(
+    `error replies under load: ${values.rate}/s offered over ${connections} connections for ${elapsed.toFixed(1)} s, both slots busy, engine ${values.engine}; other work may share this machine`,
+  );
   console.log('class                      n       p50 ms  p95 ms  p99 ms  max ms');
   for (const [name, r] of [...Object.entries(rows), ['all errors', summary] as const]) {
-    console.log(`${name.padEnd(26)} ${String(r.n).padStart(7)} ${r.p50.toFixed(2).padStart(7)} ${r.p95.toFixed(2).padStart(7)} ${r.p99.toFixed(2).padStart(7)} ${r.max.toFixed(2).padStart(7)}`);
+    console.log(
+      `${name.padEnd(26)} ${String(r.n).padStart(7)} ${r.p50.toFixed(2).padStart(7)} ${r.p95.toFixed(2).padStart(7)} ${r.p99.toFixed(2).padStart(7)} ${r.max.toFixed(2).padStart(7)}`,
+    );
   }
-  console.log(`${summary.perSecond} error replies/s; p99 ${summary.p99.toFixed(2)} ms (target <= 5 ms); service event-loop delay p99 ${eventLoop.p99.toFixed(1)} ms, max ${eventLoop.max.toFixed(1)} ms`);
+  console.log(
+    `${summary.perSecond} error replies/s; p99 ${summary.p99.toFixed(2)} ms (target <= 5 ms); service event-loop delay p99 ${eventLoop.p99.toFixed(1)} ms, max ${eventLoop.max.toFixed(1)} ms`,
+  );
   const out = fileURLToPath(new URL('../../bench/results/', import.meta.url));
   mkdirSync(out, { recursive: true });
   // One entry per offered rate, so runs at different loads sit side by side.
   const file = join(out, 'errors.json');
-  const runs = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { runs: Record<string, unknown> }).runs : {};
-  runs[`${values.rate}/s ${values.engine}`] = { date: new Date().toISOString(), command: `node dist/bench/errors.js ${process.argv.slice(2).join(' ')}`.trim(), engine: values.engine, offeredPerSecond: Number(values.rate), connections, seconds: elapsed, loadAverage: loadavg(), eventLoopDelayMs: eventLoop, classes: rows, all: summary };
+  const runs = existsSync(file)
+    ? (JSON.parse(readFileSync(file, 'utf8')) as { runs: Record<string, unknown> }).runs
+    : {};
+  runs[`${values.rate}/s ${values.engine}`] = {
+    date: new Date().toISOString(),
+    command: `node dist/bench/errors.js ${process.argv.slice(2).join(' ')}`.trim(),
+    engine: values.engine,
+    offeredPerSecond: Number(values.rate),
+    connections,
+    seconds: elapsed,
+    loadAverage: loadavg(),
+    eventLoopDelayMs: eventLoop,
+    classes: rows,
+    all: summary,
+  };
   writeFileSync(file, `${JSON.stringify({ runs }, null, 2)}\n`);
 
   server.close();
@@ -144,14 +214,20 @@ async function load(target: Target): Promise<void> {
   const { port } = new URL(target.url);
   const yesNo = '/v1/decision-machine-1/yes-no';
   const req = (path: string, body: string, authorization?: string) =>
-    Buffer.from(`POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${authorization ? `authorization: Bearer ${authorization}\r\n` : ''}\r\n${body}`);
+    Buffer.from(
+      `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${authorization ? `authorization: Bearer ${authorization}\r\n` : ''}\r\n${body}`,
+    );
   const requests: Record<(typeof CLASSES)[number], Buffer> = {
     '400 invalid_request': req(yesNo, '{"text": "", "statement": 5}', target.key),
     '401 missing_api_key': req(yesNo, '{"text": "a"}'),
     '401 invalid_api_key': req(yesNo, '{"text": "a"}', 'prod_sk-acme-000000000000000000000000000000000000'),
     '404 unrouted': Buffer.from(`GET /v1/nothing HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${target.key}\r\n\r\n`),
     '413 payload_too_large': req(yesNo, JSON.stringify({ text: 'x'.repeat(70 * 1024) }), target.key),
-    '429 rate_limit_exceeded': req(yesNo, JSON.stringify({ texts: Array(33).fill('a'), statement: 's' }), target.limitedKey),
+    '429 rate_limit_exceeded': req(
+      yesNo,
+      JSON.stringify({ texts: Array(33).fill('a'), statement: 's' }),
+      target.limitedKey,
+    ),
     '529 overloaded': req(yesNo, '{"text": "a", "statement": "b"}', target.key),
   };
   const times: Record<string, number[]> = {};

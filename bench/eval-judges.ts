@@ -13,7 +13,9 @@ export interface Decision {
   outcome?: Outcome;
   /** Choices among options: the probabilities given each, and the gold option's index (-1: not among them). */
   choices?: { scores: number[]; gold: number }[];
-  /** verify: whether a value the text gives agrees with the one asked about (+1), none does (-1), or none is given (0). */
+  /**
+   * verify: whether a value the text gives agrees with the one asked about (+1), none does (-1), or none is given (0).
+   */
   agreement?: number;
 }
 
@@ -27,7 +29,13 @@ const bit = (b: boolean): 0 | 1 => (b ? 1 : 0);
 /** A choice among options: judged by the winner, its stated probability against being right. */
 function choice(names: string[], scores: number[], got: string, want: string): Decision {
   const ok = got === want;
-  return { got: `${got} (p=${Math.max(...scores).toFixed(3)})`, want, ok, outcome: { p: Math.max(...scores), y: bit(ok) }, choices: [{ scores, gold: names.indexOf(want) }] };
+  return {
+    got: `${got} (p=${Math.max(...scores).toFixed(3)})`,
+    want,
+    ok,
+    outcome: { p: Math.max(...scores), y: bit(ok) },
+    choices: [{ scores, gold: names.indexOf(want) }],
+  };
 }
 
 /** Leaves of a JSON value: nested objects open up, arrays of scalars compare as sets. */
@@ -35,7 +43,9 @@ function leaves(o: any, prefix = ''): [string, string][] {
   return Object.entries(o ?? {}).flatMap(([k, v]): [string, string][] => {
     if (v && typeof v === 'object' && !Array.isArray(v)) return leaves(v, `${prefix}${k}.`);
     const scalars = Array.isArray(v) && v.every((x) => x === null || typeof x !== 'object');
-    return [[`${prefix}${k}`, JSON.stringify(scalars ? [...v].map((x) => JSON.stringify(x)).sort() : v) ?? 'undefined']];
+    return [
+      [`${prefix}${k}`, JSON.stringify(scalars ? [...v].map((x) => JSON.stringify(x)).sort() : v) ?? 'undefined'],
+    ];
   });
 }
 
@@ -63,9 +73,22 @@ export const judges: Record<string, Judge> = {
     call: (dm, req) => dm.classifyTree(req as any),
     judge: (out, expect) => {
       const ok = out.path.join('\u0000') === expect.path.join('\u0000');
-      const onPath = out.levels.filter((_: any, i: number) => out.path.slice(0, i).join('\u0000') === expect.path.slice(0, i).join('\u0000'));
-      const choices = onPath.map((l: any, i: number) => ({ scores: Object.values(l.scores) as number[], gold: Object.keys(l.scores).indexOf(expect.path[i]) }));
-      return [{ got: `${out.path.join(' > ')} (p=${out.probability.toFixed(3)})`, want: expect.path.join(' > '), ok, outcome: { p: out.probability, y: bit(ok) }, choices }];
+      const onPath = out.levels.filter(
+        (_: any, i: number) => out.path.slice(0, i).join('\u0000') === expect.path.slice(0, i).join('\u0000'),
+      );
+      const choices = onPath.map((l: any, i: number) => ({
+        scores: Object.values(l.scores) as number[],
+        gold: Object.keys(l.scores).indexOf(expect.path[i]),
+      }));
+      return [
+        {
+          got: `${out.path.join(' > ')} (p=${out.probability.toFixed(3)})`,
+          want: expect.path.join(' > '),
+          ok,
+          outcome: { p: out.probability, y: bit(ok) },
+          choices,
+        },
+      ];
     },
   },
   rate: {
@@ -74,7 +97,15 @@ export const judges: Record<string, Judge> = {
     judge: (out, expect) => {
       const ok = Math.abs(out.level - expect.level) <= (expect.tol ?? 0);
       const top = out.scores[out.level];
-      return [{ got: `${out.level} (p=${top.toFixed(3)})`, want: `${expect.level}±${expect.tol ?? 0}`, ok, outcome: { p: top, y: bit(out.level === expect.level) }, choices: [{ scores: out.scores, gold: expect.level }] }];
+      return [
+        {
+          got: `${out.level} (p=${top.toFixed(3)})`,
+          want: `${expect.level}±${expect.tol ?? 0}`,
+          ok,
+          outcome: { p: top, y: bit(out.level === expect.level) },
+          choices: [{ scores: out.scores, gold: expect.level }],
+        },
+      ];
     },
   },
   answer: {
@@ -86,7 +117,12 @@ export const judges: Record<string, Judge> = {
       return results.map((r, i) => {
         const accepted = results.length === 1 && answerAny ? answerAny : [want[i]!];
         const ok = accepted.includes(r.answer);
-        return { got: JSON.stringify(r.answer), want: accepted.map((a) => JSON.stringify(a)).join(' | '), ok, ...(r.answer !== null ? { outcome: { p: r.probability, y: bit(ok) } } : {}) };
+        return {
+          got: JSON.stringify(r.answer),
+          want: accepted.map((a) => JSON.stringify(a)).join(' | '),
+          ok,
+          ...(r.answer !== null ? { outcome: { p: r.probability, y: bit(ok) } } : {}),
+        };
       });
     },
   },
@@ -97,8 +133,15 @@ export const judges: Record<string, Judge> = {
       const found = new Map<string, number>(out.entities.map((e: any) => [`${e.type}: ${e.text}`, e.probability]));
       const want = new Set<string>(expect.entities.map((e: any) => `${e.type}: ${e.text}`));
       return [
-        ...[...want].map((w) => ({ got: found.has(w) ? w : '(missing)', want: w, ok: found.has(w), ...(found.has(w) ? { outcome: { p: found.get(w)!, y: 1 as const } } : {}) })),
-        ...[...found].filter(([g]) => !want.has(g)).map(([g, p]) => ({ got: g, want: '(nothing)', ok: false, outcome: { p, y: 0 as const } })),
+        ...[...want].map((w) => ({
+          got: found.has(w) ? w : '(missing)',
+          want: w,
+          ok: found.has(w),
+          ...(found.has(w) ? { outcome: { p: found.get(w)!, y: 1 as const } } : {}),
+        })),
+        ...[...found]
+          .filter(([g]) => !want.has(g))
+          .map(([g, p]) => ({ got: g, want: '(nothing)', ok: false, outcome: { p, y: 0 as const } })),
       ];
     },
   },
@@ -107,7 +150,11 @@ export const judges: Record<string, Judge> = {
     call: (dm, req) => dm.extract(req as any),
     judge: (out, expect) => {
       const got = Object.fromEntries(leaves(out.data));
-      return leaves(expect.data).map(([k, want]) => ({ got: `${k}=${got[k] ?? 'undefined'}`, want, ok: got[k] === want }));
+      return leaves(expect.data).map(([k, want]) => ({
+        got: `${k}=${got[k] ?? 'undefined'}`,
+        want,
+        ok: got[k] === want,
+      }));
     },
   },
   verify: {

@@ -50,13 +50,22 @@ export function reliabilitySvg(title: string, byCapability: Map<string, Outcome[
     `<text x="${x(0.5)}" y="${y(0) + 34}" text-anchor="middle">stated probability (bin mean)</text>`,
     `<text transform="translate(${pad - 34} ${y(0.5)}) rotate(-90)" text-anchor="middle">observed share</text>`,
   ];
-  [...byCapability].filter(([, o]) => o.length > 0).forEach(([cap, outcomes], i) => {
-    const colour = COLOURS[i % COLOURS.length]!;
-    const points = bins(outcomes).filter((b) => b.n > 0);
-    parts.push(`<polyline fill="none" stroke="${colour}" stroke-width="2" points="${points.map((b) => `${x(b.p).toFixed(1)},${y(b.y).toFixed(1)}`).join(' ')}"/>`);
-    for (const b of points) parts.push(`<circle cx="${x(b.p).toFixed(1)}" cy="${y(b.y).toFixed(1)}" r="${Math.min(6, 2 + Math.sqrt(b.n) / 2).toFixed(1)}" fill="${colour}"/>`);
-    parts.push(`<text x="${x(1) + 20}" y="${pad + 16 + i * 18}" fill="${colour}">${cap}: ECE ${ece(outcomes).toFixed(3)} (n=${outcomes.length})</text>`);
-  });
+  [...byCapability]
+    .filter(([, o]) => o.length > 0)
+    .forEach(([cap, outcomes], i) => {
+      const colour = COLOURS[i % COLOURS.length]!;
+      const points = bins(outcomes).filter((b) => b.n > 0);
+      parts.push(
+        `<polyline fill="none" stroke="${colour}" stroke-width="2" points="${points.map((b) => `${x(b.p).toFixed(1)},${y(b.y).toFixed(1)}`).join(' ')}"/>`,
+      );
+      for (const b of points)
+        parts.push(
+          `<circle cx="${x(b.p).toFixed(1)}" cy="${y(b.y).toFixed(1)}" r="${Math.min(6, 2 + Math.sqrt(b.n) / 2).toFixed(1)}" fill="${colour}"/>`,
+        );
+      parts.push(
+        `<text x="${x(1) + 20}" y="${pad + 16 + i * 18}" fill="${colour}">${cap}: ECE ${ece(outcomes).toFixed(3)} (n=${outcomes.length})</text>`,
+      );
+    });
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
 }

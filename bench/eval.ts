@@ -35,7 +35,12 @@ interface Case {
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // The shared data sits beside the repository (../shared), or beside the worktrees' folder.
 const shared = [`${root}../shared/eval/`, `${root}../../shared/eval/`].find(existsSync) ?? `${root}../shared/eval/`;
-const DEFAULT_FILES = [`${shared}dev-decisions.jsonl`, `${root}bench/eval/extra-decisions.jsonl`, `${shared}pool-dev.jsonl`, `${shared}external/dev.jsonl`];
+const DEFAULT_FILES = [
+  `${shared}dev-decisions.jsonl`,
+  `${root}bench/eval/extra-decisions.jsonl`,
+  `${shared}pool-dev.jsonl`,
+  `${shared}external/dev.jsonl`,
+];
 
 const { values } = parseArgs({
   options: {
@@ -123,7 +128,13 @@ function permutedLabels(labels: string[] | Record<string, string>, k: number): s
 }
 
 function permutedTree(tree: Record<string, any>, k: number): Record<string, any> {
-  const entries = Object.entries(tree).map(([name, node]) => [name, typeof node === 'object' && node.labels ? { ...node, labels: permutedTree(node.labels, k) } : node] as const);
+  const entries = Object.entries(tree).map(
+    ([name, node]) =>
+      [
+        name,
+        typeof node === 'object' && node.labels ? { ...node, labels: permutedTree(node.labels, k) } : node,
+      ] as const,
+  );
   return Object.fromEntries(order(entries.length, k).map((i) => entries[i]!));
 }
 
@@ -174,22 +185,46 @@ interface Row {
 const rows: Row[] = [];
 function save(extra: Record<string, unknown>): void {
   mkdirSync(dirname(values.out!), { recursive: true });
-  const run = { model, raw: values.raw, files: files.map((f) => relative(root, f)), half: values.half ?? 'all', limit: values.limit ? Number(values.limit) : null, date: new Date().toISOString() };
+  const run = {
+    model,
+    raw: values.raw,
+    files: files.map((f) => relative(root, f)),
+    half: values.half ?? 'all',
+    limit: values.limit ? Number(values.limit) : null,
+    date: new Date().toISOString(),
+  };
   writeFileSync(values.out!, `${JSON.stringify({ ...run, ...extra, sets: rows }, null, 1)}\n`);
 }
 for (const cap of caps) {
   const judge = judges[LONG[cap] ?? cap];
-  if (!judge) throw new Error(`no judge for capability ${cap}; known: ${[...Object.keys(judges), ...Object.keys(LONG)].join(', ')}`);
+  if (!judge)
+    throw new Error(
+      `no judge for capability ${cap}; known: ${[...Object.keys(judges), ...Object.keys(LONG)].join(', ')}`,
+    );
   const bySet = new Map<string, Row>();
   const cases = selected(all, cap);
   for (const [n, c] of cases.entries()) {
     process.stderr.write(`\r${cap}: ${n + 1}/${cases.length} `);
-    const row = bySet.get(c.set!) ?? { set: c.set!, capability: cap, cases: 0, decisions: 0, correct: 0, accuracy: 0, p50Ms: 0, items: [] };
+    const row = bySet.get(c.set!) ?? {
+      set: c.set!,
+      capability: cap,
+      cases: 0,
+      decisions: 0,
+      correct: 0,
+      accuracy: 0,
+      p50Ms: 0,
+      items: [],
+    };
     bySet.set(c.set!, row);
     const started = performance.now();
     const out = await judge.call(dm, c.req);
     const ms = performance.now() - started;
-    const decisions = judge.judge(out, c.expect, c.req, c.answer_any ?? (c.expect.answer_any as (string | null)[] | undefined));
+    const decisions = judge.judge(
+      out,
+      c.expect,
+      c.req,
+      c.answer_any ?? (c.expect.answer_any as (string | null)[] | undefined),
+    );
     row.items.push({ id: c.id, ms, decisions });
     if (permute > 0 && (cap === 'classify' || cap === 'classify-tree')) {
       row.flipRate = (row.flipRate ?? 0) + (await flips(dm, c, out, permute));
@@ -218,20 +253,35 @@ for (const cap of caps) {
 await dm.close();
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-console.log(`model: ${model}${values.half ? `, ${values.half} half` : ''}${values.limit ? `, at most ${values.limit} per set` : ''}`);
-console.log('| set | capability | cases | decisions | accuracy | p50 ms | ECE | Brier | flip rate |\n|---|---|---|---|---|---|---|---|---|');
+console.log(
+  `model: ${model}${values.half ? `, ${values.half} half` : ''}${values.limit ? `, at most ${values.limit} per set` : ''}`,
+);
+console.log(
+  '| set | capability | cases | decisions | accuracy | p50 ms | ECE | Brier | flip rate |\n|---|---|---|---|---|---|---|---|---|',
+);
 for (const r of rows) {
   const score = r.f1 !== undefined ? `F1 ${r.f1.toFixed(2)}` : pct(r.accuracy);
   const cal = r.ece !== undefined ? `${r.ece.toFixed(3)} | ${r.brier!.toFixed(3)}` : '- | -';
-  console.log(`| ${r.set} | ${r.capability} | ${r.cases} | ${r.decisions} | ${score} | ${Math.round(r.p50Ms)} | ${cal} | ${r.flipRate !== undefined ? pct(r.flipRate) : '-'} |`);
+  console.log(
+    `| ${r.set} | ${r.capability} | ${r.cases} | ${r.decisions} | ${score} | ${Math.round(r.p50Ms)} | ${cal} | ${r.flipRate !== undefined ? pct(r.flipRate) : '-'} |`,
+  );
 }
 // Calibration per capability over every set run: what the reliability diagram draws.
 const byCap = new Map<string, Outcome[]>();
-for (const r of rows) byCap.set(r.capability, [...(byCap.get(r.capability) ?? []), ...r.items.flatMap((i) => i.decisions.flatMap((d) => (d.outcome ? [d.outcome] : [])))]);
-const perCapability = Object.fromEntries([...byCap].filter(([, o]) => o.length > 0).map(([cap, o]) => [cap, { n: o.length, ece: ece(o), brier: brier(o) }]));
+for (const r of rows)
+  byCap.set(r.capability, [
+    ...(byCap.get(r.capability) ?? []),
+    ...r.items.flatMap((i) => i.decisions.flatMap((d) => (d.outcome ? [d.outcome] : []))),
+  ]);
+const perCapability = Object.fromEntries(
+  [...byCap].filter(([, o]) => o.length > 0).map(([cap, o]) => [cap, { n: o.length, ece: ece(o), brier: brier(o) }]),
+);
 console.log('\n| capability (all sets) | probabilities | ECE | Brier |\n|---|---|---|---|');
-for (const [cap, c] of Object.entries(perCapability)) console.log(`| ${cap} | ${c.n} | ${c.ece.toFixed(3)} | ${c.brier.toFixed(3)} |`);
-for (const r of rows) for (const i of r.items) for (const d of i.decisions) if (!d.ok) console.log(`  miss ${i.id}: got ${d.got}, want ${d.want}`);
+for (const [cap, c] of Object.entries(perCapability))
+  console.log(`| ${cap} | ${c.n} | ${c.ece.toFixed(3)} | ${c.brier.toFixed(3)} |`);
+for (const r of rows)
+  for (const i of r.items)
+    for (const d of i.decisions) if (!d.ok) console.log(`  miss ${i.id}: got ${d.got}, want ${d.want}`);
 
 save({ calibration: perCapability });
 if (values.svg) {

@@ -33,9 +33,20 @@ export function ensureLlamaServer(root: string): string {
   mkdirSync(build, { recursive: true });
   const run = (args: string[]) => execFileSync('nice', ['-n', '15', 'cmake', ...args], { cwd: root, stdio: 'inherit' });
   run([
-    '-S', join(root, 'native/vendor/llama.cpp'), '-B', build, '-C', join(root, 'native/cpu-flags.cmake'),
-    '-DCMAKE_BUILD_TYPE=Release', '-DBUILD_SHARED_LIBS=OFF', '-DLLAMA_BUILD_TESTS=OFF', '-DLLAMA_BUILD_EXAMPLES=OFF',
-    '-DLLAMA_BUILD_UI=OFF', '-DLLAMA_USE_PREBUILT_UI=OFF', '-DLLAMA_OPENSSL=OFF', '-DLLAMA_BUILD_APP=OFF',
+    '-S',
+    join(root, 'native/vendor/llama.cpp'),
+    '-B',
+    build,
+    '-C',
+    join(root, 'native/cpu-flags.cmake'),
+    '-DCMAKE_BUILD_TYPE=Release',
+    '-DBUILD_SHARED_LIBS=OFF',
+    '-DLLAMA_BUILD_TESTS=OFF',
+    '-DLLAMA_BUILD_EXAMPLES=OFF',
+    '-DLLAMA_BUILD_UI=OFF',
+    '-DLLAMA_USE_PREBUILT_UI=OFF',
+    '-DLLAMA_OPENSSL=OFF',
+    '-DLLAMA_BUILD_APP=OFF',
   ]);
   run(['--build', build, '--target', 'llama-server', '-j', '2']);
   return bin;
@@ -47,17 +58,36 @@ export async function startLlamaServer(bin: string, o: LlamaServerOptions): Prom
   const child: ChildProcess = spawn(
     bin,
     [
-      '-m', o.model, '--host', '127.0.0.1', '--port', String(o.port),
-      '-t', String(o.threads), '-tb', String(o.threads), '-np', String(o.slots),
-      '-c', String(o.contextPerSlot * o.slots), '-b', String(o.batch), '-ub', String(o.batch),
+      '-m',
+      o.model,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(o.port),
+      '-t',
+      String(o.threads),
+      '-tb',
+      String(o.threads),
+      '-np',
+      String(o.slots),
+      '-c',
+      String(o.contextPerSlot * o.slots),
+      '-b',
+      String(o.batch),
+      '-ub',
+      String(o.batch),
     ],
     { stdio: ['ignore', log, log] },
   );
   const url = `http://127.0.0.1:${o.port}`;
   const stop = () => child.kill('SIGTERM');
   for (let waited = 0; waited < 300_000; waited += 500) {
-    if (child.exitCode !== null) throw new Error(`llama-server exited with ${child.exitCode}; see ${peerBuildDir()}/../llama-server.log`);
-    const ok = await fetch(`${url}/health`).then((r) => r.status === 200, () => false);
+    if (child.exitCode !== null)
+      throw new Error(`llama-server exited with ${child.exitCode}; see ${peerBuildDir()}/../llama-server.log`);
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) return { url, stop };
     await new Promise((r) => setTimeout(r, 500));
   }

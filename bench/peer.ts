@@ -46,7 +46,9 @@ function items(cap: Item['cap'], count: number): Item[] {
     typeof c.req.text === 'string' &&
     c.req.text.length >= Number(values['min-chars']) &&
     c.req.text.length <= Number(values['max-chars']) &&
-    (cap === 'yes-no' ? typeof c.req.statement === 'string' && Object.keys(c.req).length === 2 && typeof c.expect.answer === 'boolean' : c.req.labels !== undefined && typeof c.expect.label === 'string');
+    (cap === 'yes-no'
+      ? typeof c.req.statement === 'string' && Object.keys(c.req).length === 2 && typeof c.expect.answer === 'boolean'
+      : c.req.labels !== undefined && typeof c.expect.label === 'string');
   const bySet = new Map<string, Item[]>();
   for (const file of files) {
     for (const line of readFileSync(file, 'utf8').split('\n')) {
@@ -83,7 +85,11 @@ const peer = await startLlamaServer(peerBin, {
 });
 
 async function post(url: string, body: unknown): Promise<any> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const json = await res.json();
   if (res.status !== 200) throw new Error(`${url}: status ${res.status} ${JSON.stringify(json).slice(0, 200)}`);
   return json;
@@ -102,9 +108,18 @@ const labelsOf = (l: string[] | Record<string, string>): [string, string | undef
 
 function peerMessages(item: Item): { role: string; content: string }[] {
   const { text, statement, labels } = item.req;
-  if (item.cap === 'yes-no') return [{ role: 'system', content: YES_NO }, { role: 'user', content: `Text: ${text}\n\nStatement: ${statement}` }];
-  const list = labelsOf(labels!).map(([n, d]) => (d ? `- ${n}: ${d}` : `- ${n}`)).join('\n');
-  return [{ role: 'system', content: CLASSIFY }, { role: 'user', content: `Text: ${text}\n\nLabels:\n${list}\n\nThe best label:` }];
+  if (item.cap === 'yes-no')
+    return [
+      { role: 'system', content: YES_NO },
+      { role: 'user', content: `Text: ${text}\n\nStatement: ${statement}` },
+    ];
+  const list = labelsOf(labels!)
+    .map(([n, d]) => (d ? `- ${n}: ${d}` : `- ${n}`))
+    .join('\n');
+  return [
+    { role: 'system', content: CLASSIFY },
+    { role: 'user', content: `Text: ${text}\n\nLabels:\n${list}\n\nThe best label:` },
+  ];
 }
 
 type Top = { token: string; logprob: number }[];
@@ -112,7 +127,8 @@ type Top = { token: string; logprob: number }[];
 // The peer's decision from the first token's top probabilities: Yes vs No (any case), or the label
 // whose name that token begins (labels sharing a first token cannot be told apart this way).
 function peerDecision(item: Item, top: Top): string {
-  const p = (match: (t: string) => boolean) => top.filter((t) => match(t.token.trim().toLowerCase())).reduce((s, t) => s + Math.exp(t.logprob), 0);
+  const p = (match: (t: string) => boolean) =>
+    top.filter((t) => match(t.token.trim().toLowerCase())).reduce((s, t) => s + Math.exp(t.logprob), 0);
   if (item.cap === 'yes-no') return String(p((t) => t === 'yes') >= p((t) => t === 'no'));
   let best = '';
   let bestP = -1;
@@ -133,7 +149,13 @@ async function askService(item: Item): Promise<{ ms: number; got: string }> {
 
 async function askPeer(item: Item, prompt: string): Promise<{ ms: number; got: string }> {
   const started = performance.now();
-  const out = await post(`${peer.url}/completion`, { prompt, n_predict: 1, n_probs: item.cap === 'yes-no' ? 20 : 50, temperature: 0, cache_prompt: true });
+  const out = await post(`${peer.url}/completion`, {
+    prompt,
+    n_predict: 1,
+    n_probs: item.cap === 'yes-no' ? 20 : 50,
+    temperature: 0,
+    cache_prompt: true,
+  });
   return { ms: performance.now() - started, got: peerDecision(item, out.completion_probabilities[0].top_logprobs) };
 }
 
@@ -145,11 +167,18 @@ const report: Record<string, unknown> = {
   threads: config.threads,
   note: 'latency measured under shared load: both sides called alternately, one request at a time',
 };
-const rows: { cap: string; n: number; service: { p50Ms: number; accuracy: number }; peer: { p50Ms: number; accuracy: number }; ratio: number }[] = [];
+const rows: {
+  cap: string;
+  n: number;
+  service: { p50Ms: number; accuracy: number };
+  peer: { p50Ms: number; accuracy: number };
+  ratio: number;
+}[] = [];
 try {
   for (const cap of ['yes-no', 'classify'] as const) {
     // The peer's chat template, rendered by the peer itself, outside the timed call.
-    const render = async (it: Item) => (await post(`${peer.url}/apply-template`, { messages: peerMessages(it) })).prompt as string;
+    const render = async (it: Item) =>
+      (await post(`${peer.url}/apply-template`, { messages: peerMessages(it) })).prompt as string;
     const [warm1, warm2, ...list] = items(cap, perCapability + 2);
     for (const w of [warm1!, warm2!]) {
       await askService(w); // each side's slots learn the instructions once, on texts not measured
@@ -178,10 +207,15 @@ try {
 }
 report.capabilities = rows;
 
-console.log(`| ${report.model}, ${config.slots} slots x ${config.threads} threads | items | service p50 | llama-server p50 | service / llama-server | service accuracy | llama-server accuracy |`);
+console.log(
+  `| ${report.model}, ${config.slots} slots x ${config.threads} threads | items | service p50 | llama-server p50 | service / llama-server | service accuracy | llama-server accuracy |`,
+);
 console.log('|---|---|---|---|---|---|---|');
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-for (const r of rows) console.log(`| ${r.cap} | ${r.n} | ${r.service.p50Ms.toFixed(0)} ms | ${r.peer.p50Ms.toFixed(0)} ms | ${r.ratio.toFixed(2)}x | ${pct(r.service.accuracy)} | ${pct(r.peer.accuracy)} |`);
+for (const r of rows)
+  console.log(
+    `| ${r.cap} | ${r.n} | ${r.service.p50Ms.toFixed(0)} ms | ${r.peer.p50Ms.toFixed(0)} ms | ${r.ratio.toFixed(2)}x | ${pct(r.service.accuracy)} | ${pct(r.peer.accuracy)} |`,
+  );
 mkdirSync(`${root}bench/results`, { recursive: true });
 writeFileSync(`${root}bench/results/peer.json`, `${JSON.stringify(report, null, 2)}\n`);
 writeFileSync(`${root}docs/peer.svg`, chart(rows));
@@ -193,16 +227,25 @@ function chart(data: typeof rows): string {
   const top = Math.max(...data.flatMap((r) => [r.service.p50Ms, r.peer.p50Ms]));
   const scale = (ms: number) => (ms / top) * 150;
   const bars = data.flatMap((r, g) =>
-    ([['service', r.service, '#2b6cb0'], ['llama-server', r.peer, '#a0aec0']] as const).map(([name, v, color], k) => {
-      const x = 70 + g * 220 + k * 80;
-      const y = 190 - scale(v.p50Ms);
-      return (
-        `<rect x="${x}" y="${y.toFixed(1)}" width="70" height="${scale(v.p50Ms).toFixed(1)}" fill="${color}"/>` +
-        `<text x="${x + 35}" y="${(y - 18).toFixed(1)}" text-anchor="middle">${v.p50Ms.toFixed(0)} ms</text>` +
-        `<text x="${x + 35}" y="${(y - 5).toFixed(1)}" text-anchor="middle" fill="#4a5568">${pct(v.accuracy)}</text>` +
-        `<text x="${x + 35}" y="205" text-anchor="middle">${name}</text>`
-      );
-    }).concat(`<text x="${145 + g * 220}" y="225" text-anchor="middle" font-weight="bold">${r.cap} (${r.n} items)</text>`),
+    (
+      [
+        ['service', r.service, '#2b6cb0'],
+        ['llama-server', r.peer, '#a0aec0'],
+      ] as const
+    )
+      .map(([name, v, color], k) => {
+        const x = 70 + g * 220 + k * 80;
+        const y = 190 - scale(v.p50Ms);
+        return (
+          `<rect x="${x}" y="${y.toFixed(1)}" width="70" height="${scale(v.p50Ms).toFixed(1)}" fill="${color}"/>` +
+          `<text x="${x + 35}" y="${(y - 18).toFixed(1)}" text-anchor="middle">${v.p50Ms.toFixed(0)} ms</text>` +
+          `<text x="${x + 35}" y="${(y - 5).toFixed(1)}" text-anchor="middle" fill="#4a5568">${pct(v.accuracy)}</text>` +
+          `<text x="${x + 35}" y="205" text-anchor="middle">${name}</text>`
+        );
+      })
+      .concat(
+        `<text x="${145 + g * 220}" y="225" text-anchor="middle" font-weight="bold">${r.cap} (${r.n} items)</text>`,
+      ),
   );
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" font-family="sans-serif" font-size="12">`,

@@ -20,8 +20,17 @@ const api = `${values.url}/v1/decision-machine-1`;
 
 const MIX: [string, unknown][] = [
   ['yes-no', { text: 'The parcel arrived on Tuesday, two days late.', statement: 'The parcel was late.' }],
-  ['classify', { text: 'My card was charged twice for one order.', labels: ['billing', 'shipping', 'account', 'other'] }],
-  ['extract', { text: 'Sam Ortiz booked a table for 2 adults on Friday.', schema: { type: 'object', properties: { name: { type: 'string' }, adults: { type: 'integer' } } } }],
+  [
+    'classify',
+    { text: 'My card was charged twice for one order.', labels: ['billing', 'shipping', 'account', 'other'] },
+  ],
+  [
+    'extract',
+    {
+      text: 'Sam Ortiz booked a table for 2 adults on Friday.',
+      schema: { type: 'object', properties: { name: { type: 'string' }, adults: { type: 'integer' } } },
+    },
+  ],
 ];
 
 const statuses = new Map<number, number>();
@@ -37,7 +46,12 @@ async function client(k: number): Promise<void> {
       if (left <= 0) return;
       let status: number;
       try {
-        const res = await fetch(`${api}/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(Math.ceil(left)) });
+        const res = await fetch(`${api}/${name}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(Math.ceil(left)),
+        });
         await res.arrayBuffer();
         status = res.status;
       } catch {

@@ -17,7 +17,9 @@ import { serve } from '../src/http/uws.js';
 import { createLogger } from '../src/log.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '10' }, port: { type: 'string', default: '18610' } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '10' }, port: { type: 'string', default: '18610' } },
+});
 const runs = Number(values.runs);
 
 const config = loadConfig(process.env, { port: Number(values.port), logLevel: 'silent' });
@@ -25,7 +27,16 @@ const service = await openService(config);
 const server = await serve(routes(service), { ...config, log: createLogger('silent') });
 const base = `http://127.0.0.1:${server.port}/v1/decision-machine-1`;
 
-const NAMES = ['Maria Lopez', 'Jon Berg', 'Aiko Tanaka', 'Omar Haddad', 'Lena Fischer', 'Raj Patel', 'Eva Novak', 'Tom Reed'];
+const NAMES = [
+  'Maria Lopez',
+  'Jon Berg',
+  'Aiko Tanaka',
+  'Omar Haddad',
+  'Lena Fischer',
+  'Raj Patel',
+  'Eva Novak',
+  'Tom Reed',
+];
 const CITIES = ['Lisbon', 'Oslo', 'Osaka', 'Cairo', 'Munich', 'Pune', 'Prague', 'Leeds'];
 function text(i: number): string {
   const s = `Ticket ${4000 + i}: ${NAMES[i % NAMES.length]} from ${CITIES[i % CITIES.length]} reports that the invoice of ${100 + i * 7} EUR was charged twice on day ${(i % 27) + 1}. She asks for a refund within ${5 + (i % 9)} days and says the support line never answered. The account was opened in ${2010 + (i % 12)}. `;
@@ -57,7 +68,11 @@ interface Cost {
 async function call(capability: string, t: string): Promise<Cost> {
   const cpu = process.cpuUsage();
   const started = performance.now();
-  const res = await fetch(`${base}/${capability}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ask[capability]!(t)) });
+  const res = await fetch(`${base}/${capability}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(ask[capability]!(t)),
+  });
   await res.arrayBuffer();
   if (res.status !== 200) throw new Error(`${capability}: status ${res.status}`);
   const used = process.cpuUsage(cpu);
@@ -71,7 +86,8 @@ const p50 = (xs: Cost[]): Cost => {
 };
 const ratio = (a: Cost, b: Cost): Cost => ({ ms: a.ms / b.ms, cpuMs: a.cpuMs / b.cpuMs });
 
-for (const [w, cap] of Object.keys(ask).entries()) for (const k of [0, 1]) await call(cap, text(90_000 + w * 2 + k)); // instructions into both slots
+// instructions into both slots
+for (const [w, cap] of Object.keys(ask).entries()) for (const k of [0, 1]) await call(cap, text(90_000 + w * 2 + k));
 
 const first: Cost[] = [];
 const second: Cost[] = [];
@@ -90,7 +106,12 @@ for (let i = 0; i < runs; i++) {
 server.close();
 await service.engine.close();
 
-const p = { classifyFresh: p50(first), yesNoAfterClassify: p50(second), yesNoFresh: p50(freshYesNo), pipeline4: p50(pipeline) };
+const p = {
+  classifyFresh: p50(first),
+  yesNoAfterClassify: p50(second),
+  yesNoFresh: p50(freshYesNo),
+  pipeline4: p50(pipeline),
+};
 const report = {
   model: service.engine.info.description,
   runs,

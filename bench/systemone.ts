@@ -28,7 +28,18 @@ const server = await serve(routes(decisions(engine)), { ...config, log: createLo
 const base = `http://127.0.0.1:${server.port}`;
 
 // 300-character texts that differ from run to run, so nothing but the instructions is cached.
-const SUBJECTS = ['invoice', 'shipment', 'contract', 'meeting', 'refund', 'ticket', 'order', 'report', 'flight', 'lease'];
+const SUBJECTS = [
+  'invoice',
+  'shipment',
+  'contract',
+  'meeting',
+  'refund',
+  'ticket',
+  'order',
+  'report',
+  'flight',
+  'lease',
+];
 function text300(i: number): string {
   const s = SUBJECTS[i % SUBJECTS.length]!;
   const text = `Update ${i}: the ${s} for client ${1000 + i} was reviewed on day ${(i % 28) + 1}. The team confirmed the ${s} details, noted two open questions about dates and amounts, and agreed to send a summary to the client before Friday. No further action is needed from finance at this point. `;
@@ -37,21 +48,42 @@ function text300(i: number): string {
 
 const QUESTIONS = {
   urgent: { type: 'noul', instructions: 'The client must act before Friday.' },
-  topic: { type: 'choice', instructions: 'What is the update about?', criteria: { Billing: 'invoices and payments', Logistics: 'shipments and orders', Legal: 'contracts and leases', Travel: 'flights', Support: 'tickets and reports' } },
-  progress: { type: 'score', instructions: 'How finished is the work?', criteria: ['Not started', 'Under way', 'Nearly done', 'Done'] },
+  topic: {
+    type: 'choice',
+    instructions: 'What is the update about?',
+    criteria: {
+      Billing: 'invoices and payments',
+      Logistics: 'shipments and orders',
+      Legal: 'contracts and leases',
+      Travel: 'flights',
+      Support: 'tickets and reports',
+    },
+  },
+  progress: {
+    type: 'score',
+    instructions: 'How finished is the work?',
+    criteria: ['Not started', 'Under way', 'Nearly done', 'Done'],
+  },
 };
 
 async function call(path: string, body: unknown): Promise<{ ms: number; tokens: number }> {
   const started = performance.now();
-  const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(base + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   await res.arrayBuffer();
   if (res.status !== 200) throw new Error(`${path}: status ${res.status}`);
   return { ms: performance.now() - started, tokens: Number(res.headers.get('x-input-tokens')) };
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-const yesNo = (i: number) => call('/v1/decision-machine-1/yes-no', { text: text300(i), statement: QUESTIONS.urgent.instructions });
-const systemOne = (i: number) => call('/v1/systemone', { model: 'jev-latest', state: text300(i), questions: QUESTIONS });
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const yesNo = (i: number) =>
+  call('/v1/decision-machine-1/yes-no', { text: text300(i), statement: QUESTIONS.urgent.instructions });
+const systemOne = (i: number) =>
+  call('/v1/systemone', { model: 'jev-latest', state: text300(i), questions: QUESTIONS });
 
 // Warm-up: both slots hold the instructions; the choice question's prior is computed once.
 for (const i of [998, 999]) {
@@ -73,14 +105,56 @@ const report = {
   slots: config.slots,
   threads: config.threads,
   runs,
-  yesNo: { p50Ms: pct(one.map((r) => r.ms), 50), p95Ms: pct(one.map((r) => r.ms), 95), inputTokens: pct(one.map((r) => r.tokens), 50) },
-  systemOne3: { p50Ms: pct(three.map((r) => r.ms), 50), p95Ms: pct(three.map((r) => r.ms), 95), inputTokens: pct(three.map((r) => r.tokens), 50) },
-  ratioP50: pct(three.map((r) => r.ms), 50) / pct(one.map((r) => r.ms), 50),
+  yesNo: {
+    p50Ms: pct(
+      one.map((r) => r.ms),
+      50,
+    ),
+    p95Ms: pct(
+      one.map((r) => r.ms),
+      95,
+    ),
+    inputTokens: pct(
+      one.map((r) => r.tokens),
+      50,
+    ),
+  },
+  systemOne3: {
+    p50Ms: pct(
+      three.map((r) => r.ms),
+      50,
+    ),
+    p95Ms: pct(
+      three.map((r) => r.ms),
+      95,
+    ),
+    inputTokens: pct(
+      three.map((r) => r.tokens),
+      50,
+    ),
+  },
+  ratioP50:
+    pct(
+      three.map((r) => r.ms),
+      50,
+    ) /
+    pct(
+      one.map((r) => r.ms),
+      50,
+    ),
 };
 const row = (k: string, v: string) => console.log(`| ${k} | ${v} |`);
-console.log(`| System One benchmark (${report.model}, ${runs} runs, ${config.slots} slots x ${config.threads} threads) | |\n|---|---|`);
-row('yes-no, one statement, 300 chars: p50 / p95', `${report.yesNo.p50Ms.toFixed(0)} / ${report.yesNo.p95Ms.toFixed(0)} ms (${report.yesNo.inputTokens} input tokens)`);
-row('/v1/systemone, noul + 5-option choice + 4-level score: p50 / p95', `${report.systemOne3.p50Ms.toFixed(0)} / ${report.systemOne3.p95Ms.toFixed(0)} ms (${report.systemOne3.inputTokens} input tokens)`);
+console.log(
+  `| System One benchmark (${report.model}, ${runs} runs, ${config.slots} slots x ${config.threads} threads) | |\n|---|---|`,
+);
+row(
+  'yes-no, one statement, 300 chars: p50 / p95',
+  `${report.yesNo.p50Ms.toFixed(0)} / ${report.yesNo.p95Ms.toFixed(0)} ms (${report.yesNo.inputTokens} input tokens)`,
+);
+row(
+  '/v1/systemone, noul + 5-option choice + 4-level score: p50 / p95',
+  `${report.systemOne3.p50Ms.toFixed(0)} / ${report.systemOne3.p95Ms.toFixed(0)} ms (${report.systemOne3.inputTokens} input tokens)`,
+);
 row('p50 ratio', `${report.ratioP50.toFixed(2)}x`);
 mkdirSync(`${root}bench/results`, { recursive: true });
 writeFileSync(`${root}bench/results/systemone.json`, `${JSON.stringify(report, null, 2)}\n`);

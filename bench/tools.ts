@@ -19,7 +19,10 @@ interface Case {
 }
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const cases = readFileSync(`${root}bench/eval/tool-calls.jsonl`, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Case);
+const cases = readFileSync(`${root}bench/eval/tool-calls.jsonl`, 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((l) => JSON.parse(l) as Case);
 
 const config = loadConfig(process.env, { port: 0, logLevel: 'silent' });
 const service = await openService(config);
@@ -27,7 +30,9 @@ const server = await serve(routes(service), { ...config, log: createLogger('sile
 const client = new OpenAI({ apiKey: 'local', baseURL: `http://127.0.0.1:${server.port}/v1`, maxRetries: 0 });
 
 const same = (a: unknown, b: unknown) =>
-  typeof a === 'string' && typeof b === 'string' ? a.trim().toLowerCase() === b.trim().toLowerCase() : JSON.stringify(a) === JSON.stringify(b);
+  typeof a === 'string' && typeof b === 'string'
+    ? a.trim().toLowerCase() === b.trim().toLowerCase()
+    : JSON.stringify(a) === JSON.stringify(b);
 
 let toolsRight = 0;
 let fields = 0;
@@ -36,7 +41,11 @@ const ms: number[] = [];
 const misses: string[] = [];
 for (const c of cases) {
   const started = performance.now();
-  const res = await client.chat.completions.create({ model: 'decision-machine-1', messages: [{ role: 'user', content: c.message }], tools: c.tools });
+  const res = await client.chat.completions.create({
+    model: 'decision-machine-1',
+    messages: [{ role: 'user', content: c.message }],
+    tools: c.tools,
+  });
   ms.push(performance.now() - started);
   const call = res.choices[0]!.message.tool_calls![0]! as { function: { name: string; arguments: string } };
   const args = JSON.parse(call.function.arguments) as Record<string, unknown>;
@@ -52,7 +61,14 @@ server.close();
 await service.engine.close();
 
 const p50 = [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)]!;
-const report = { cases: cases.length, toolChoice: toolsRight / cases.length, argumentFields: fieldsRight / fields, fields, p50Ms: p50, misses };
+const report = {
+  cases: cases.length,
+  toolChoice: toolsRight / cases.length,
+  argumentFields: fieldsRight / fields,
+  fields,
+  p50Ms: p50,
+  misses,
+};
 console.log(`| function calling (${cases.length} cases, 3 tools each) | |\n|---|---|`);
 console.log(`| right tool | ${(report.toolChoice * 100).toFixed(1)}% |`);
 console.log(`| right argument fields | ${(report.argumentFields * 100).toFixed(1)}% of ${fields} |`);

@@ -15,32 +15,54 @@ import { createLogger } from '../src/log.js';
 import { resolveModel } from '../src/models/store.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '30' }, 'model-path': { type: 'string' } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '30' }, 'model-path': { type: 'string' } },
+});
 const runs = Number(values.runs);
 
-const config = loadConfig(process.env, { port: 0, logLevel: 'silent', ...(values['model-path'] ? { modelPath: values['model-path'] } : {}) });
+const config = loadConfig(process.env, {
+  port: 0,
+  logLevel: 'silent',
+  ...(values['model-path'] ? { modelPath: values['model-path'] } : {}),
+});
 const modelPath = await resolveModel(config.model, { path: config.modelPath });
 const service = await openService({ ...config, modelPath });
 const server = await serve(routes(service), { ...config, log: createLogger('silent') });
 const url = `http://127.0.0.1:${server.port}/v1/decision-machine-1/yes-no`;
 
 // 300-character texts that differ from run to run, so nothing but the instructions is cached.
-const SUBJECTS = ['invoice', 'shipment', 'contract', 'meeting', 'refund', 'ticket', 'order', 'report', 'flight', 'lease'];
+const SUBJECTS = [
+  'invoice',
+  'shipment',
+  'contract',
+  'meeting',
+  'refund',
+  'ticket',
+  'order',
+  'report',
+  'flight',
+  'lease',
+];
 function text300(i: number): string {
   const s = SUBJECTS[i % SUBJECTS.length]!;
-  const base = `Update ${i}: the ${s} for client ${1000 + i} was reviewed on day ${i % 28 + 1}. The team confirmed the ${s} details, noted two open questions about dates and amounts, and agreed to send a summary to the client before Friday. No further action is needed from finance at this point. `;
+  const base = `Update ${i}: the ${s} for client ${1000 + i} was reviewed on day ${(i % 28) + 1}. The team confirmed the ${s} details, noted two open questions about dates and amounts, and agreed to send a summary to the client before Friday. No further action is needed from finance at this point. `;
   return base.slice(0, 300);
 }
 
 async function call(body: unknown): Promise<{ ms: number; tokens: number }> {
   const started = performance.now();
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   await res.arrayBuffer();
   if (res.status !== 200) throw new Error(`status ${res.status}`);
   return { ms: performance.now() - started, tokens: Number(res.headers.get('x-input-tokens')) };
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 await call({ text: text300(999), statement: 'warm-up' }); // both slots load the instructions once
 await call({ text: text300(998), statement: 'warm-up' });
@@ -50,10 +72,17 @@ const four: number[] = [];
 for (let i = 0; i < runs; i++) {
   single.push((await call({ text: text300(i), statement: 'The client must act before Friday.' })).ms);
   four.push(
-    (await call({
-      text: text300(i + runs),
-      statements: ['The client must act before Friday.', 'Finance has work to do.', 'There are open questions.', 'The review is finished.'],
-    })).ms,
+    (
+      await call({
+        text: text300(i + runs),
+        statements: [
+          'The client must act before Friday.',
+          'Finance has work to do.',
+          'There are open questions.',
+          'The review is finished.',
+        ],
+      })
+    ).ms,
   );
 }
 
@@ -71,9 +100,17 @@ await engine.close();
 
 // The baseline: llama.cpp's llama-bench, built from the same sources, same file, same threads.
 const benchBin = `${root}build/llama-bench/llama-bench`;
-if (!existsSync(benchBin)) execFileSync('npx', ['cmake-js', 'compile', '--out', 'build', '--target', 'llama-bench'], { cwd: root, stdio: 'inherit' });
+if (!existsSync(benchBin))
+  execFileSync('npx', ['cmake-js', 'compile', '--out', 'build', '--target', 'llama-bench'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
 const baseline = JSON.parse(
-  execFileSync(benchBin, ['-m', modelPath, '-t', String(config.threads), '-p', '512', '-n', '0', '-r', '3', '-o', 'json'], { encoding: 'utf8' }),
+  execFileSync(
+    benchBin,
+    ['-m', modelPath, '-t', String(config.threads), '-p', '512', '-n', '0', '-r', '3', '-o', 'json'],
+    { encoding: 'utf8' },
+  ),
 ) as { avg_ts: number }[];
 const llamaBenchPrefill = baseline[0]!.avg_ts;
 
@@ -87,14 +124,32 @@ const report = {
   runs,
   yesNo300: { p50Ms: pct(single, 50), p95Ms: pct(single, 95) },
   fourStatements: { p50Ms: pct(four, 50), ratioToOne: pct(four, 50) / pct(single, 50) },
-  prefillTokensPerSecond: { addon: addonPrefill, llamaBench: llamaBenchPrefill, ratio: addonPrefill / llamaBenchPrefill },
+  prefillTokensPerSecond: {
+    addon: addonPrefill,
+    llamaBench: llamaBenchPrefill,
+    ratio: addonPrefill / llamaBenchPrefill,
+  },
   memory: { rssMb, modelMb, overModelMb: rssMb - modelMb },
 };
 const row = (k: string, v: string) => console.log(`| ${k} | ${v} |`);
-console.log(`| yes-no benchmark (${report.model}, ${runs} runs, ${config.slots} slots x ${config.threads} threads) | |\n|---|---|`);
-row('p50 / p95, one statement, 300 chars', `${report.yesNo300.p50Ms.toFixed(0)} / ${report.yesNo300.p95Ms.toFixed(0)} ms`);
-row('p50, four statements', `${report.fourStatements.p50Ms.toFixed(0)} ms (${report.fourStatements.ratioToOne.toFixed(2)}x one)`);
-row('prefill tok/s: addon / llama-bench pp512', `${addonPrefill.toFixed(1)} / ${llamaBenchPrefill.toFixed(1)} (${(report.prefillTokensPerSecond.ratio * 100).toFixed(0)}%)`);
-row('RSS / model file', `${rssMb.toFixed(0)} MB / ${modelMb.toFixed(0)} MB (+${report.memory.overModelMb.toFixed(0)} MB)`);
+console.log(
+  `| yes-no benchmark (${report.model}, ${runs} runs, ${config.slots} slots x ${config.threads} threads) | |\n|---|---|`,
+);
+row(
+  'p50 / p95, one statement, 300 chars',
+  `${report.yesNo300.p50Ms.toFixed(0)} / ${report.yesNo300.p95Ms.toFixed(0)} ms`,
+);
+row(
+  'p50, four statements',
+  `${report.fourStatements.p50Ms.toFixed(0)} ms (${report.fourStatements.ratioToOne.toFixed(2)}x one)`,
+);
+row(
+  'prefill tok/s: addon / llama-bench pp512',
+  `${addonPrefill.toFixed(1)} / ${llamaBenchPrefill.toFixed(1)} (${(report.prefillTokensPerSecond.ratio * 100).toFixed(0)}%)`,
+);
+row(
+  'RSS / model file',
+  `${rssMb.toFixed(0)} MB / ${modelMb.toFixed(0)} MB (+${report.memory.overModelMb.toFixed(0)} MB)`,
+);
 mkdirSync(`${root}bench/results`, { recursive: true });
 writeFileSync(`${root}bench/results/yes-no.json`, `${JSON.stringify(report, null, 2)}\n`);

@@ -217,7 +217,14 @@ export interface NativeEncoder {
 
 /** The GE2E speaker encoder (native/core/speaker_encoder.h), on its own native thread; calls run one after another. */
 export interface NativeSpeakerEncoder {
-  readonly dims: { mels: number; hidden: number; layers: number; embedding: number; partialFrames: number; maxPartialFrames: number };
+  readonly dims: {
+    mels: number;
+    hidden: number;
+    layers: number;
+    embedding: number;
+    partialFrames: number;
+    maxPartialFrames: number;
+  };
   /**
    * Embeddings of partials of 16 kHz mono `pcm`: partial i is mel frames (10 ms each)
    * [starts[i], starts[i] + lengths[i]). Resolves count x embedding floats, row-major, each row

@@ -19,7 +19,9 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'keys') return keysCommand(rest);
   if (command === 'usage') return usageCommand(rest);
   if (command === 'serve' || command === undefined) return runServer();
-  process.stderr.write('usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | usage [...]\n');
+  process.stderr.write(
+    'usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | usage [...]\n',
+  );
   return 2;
 }
 
@@ -30,9 +32,15 @@ async function runServer(): Promise<number> {
   const service = await openService(config);
   const access = await openAccess(config, () => service.engine.stats(), log);
   if (config.auth === 'off') {
-    log.warn('KEY CHECKING IS OFF: every /v1 route accepts any key or none, with no rate limit; set DM_AUTH=on to require keys');
+    log.warn(
+      'KEY CHECKING IS OFF: every /v1 route accepts any key or none, with no rate limit; set DM_AUTH=on to require keys',
+    );
   } else {
-    log.info('key checking on', { store: access.store.kind, rateLimitPerMinute: config.rateLimit, shared: config.redisUrl ? 'redis' : 'this process only' });
+    log.info('key checking on', {
+      store: access.store.kind,
+      rateLimitPerMinute: config.rateLimit,
+      shared: config.redisUrl ? 'redis' : 'this process only',
+    });
   }
   const server = await serve(routes(service, access.gate), { ...config, log, metrics: access.metrics });
   log.info('listening', { url: `http://${config.host}:${server.port}`, model: service.engine.info.description });
@@ -42,7 +50,10 @@ async function runServer(): Promise<number> {
     const stop = (signal: string) => {
       log.info('shutting down', { signal });
       server.close();
-      void service.engine.close().then(() => access.close()).then(resolve);
+      void service.engine
+        .close()
+        .then(() => access.close())
+        .then(resolve);
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
@@ -52,7 +63,12 @@ async function runServer(): Promise<number> {
 
 // Environment variable names next to their values, so the log says how to change each one.
 function printable(config: Config): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(ENV).map(([name, key]) => [name, typeof config[key] === 'string' ? redactUrl(config[key]) : config[key]]));
+  return Object.fromEntries(
+    Object.entries(ENV).map(([name, key]) => [
+      name,
+      typeof config[key] === 'string' ? redactUrl(config[key]) : config[key],
+    ]),
+  );
 }
 
 main(process.argv.slice(2)).then(

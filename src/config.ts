@@ -5,9 +5,15 @@ import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, DEFAULT_VAD_MODEL, DEFAULT_WHISPER_MODEL } from './models/manifest.js';
+import {
+  DEFAULT_DECISION_MODEL,
+  DEFAULT_ENCODER_MODEL,
+  DEFAULT_VAD_MODEL,
+  DEFAULT_WHISPER_MODEL,
+} from './models/manifest.js';
 
-const Int = (min: number, max: number, description: string) => Type.Integer({ minimum: min, maximum: max, description });
+const Int = (min: number, max: number, description: string) =>
+  Type.Integer({ minimum: min, maximum: max, description });
 const Switch = (description: string) => Type.Union([Type.Literal('on'), Type.Literal('off')], { description });
 const Id = (description: string) => Type.String({ minLength: 1, description });
 
@@ -16,7 +22,10 @@ export const ConfigSchema = Type.Object({
   port: Int(0, 65535, 'TCP port (0 = any free port)'),
   model: Type.String({ minLength: 1, description: 'decision model id from the manifest' }),
   modelPath: Type.Optional(Type.String({ minLength: 1, description: 'explicit GGUF path; skips the model store' })),
-  encoder: Type.String({ minLength: 1, description: 'sentence encoder that picks the windows of long texts the model reads; "none" reads them whole' }),
+  encoder: Type.String({
+    minLength: 1,
+    description: 'sentence encoder that picks the windows of long texts the model reads; "none" reads them whole',
+  }),
   slots: Int(1, 64, 'inference slots: native threads, each with its own context'),
   threads: Int(1, 256, 'CPU threads per slot'),
   queue: Int(0, 1024, 'requests that may wait for a slot before new ones get 529'),
@@ -24,19 +33,41 @@ export const ConfigSchema = Type.Object({
   batchSize: Int(32, 8192, 'tokens per decode call'),
   maxBodyBytes: Int(1024, 1 << 30, 'largest accepted request body, bytes'),
   logLevel: Type.Union([Type.Literal('info'), Type.Literal('error'), Type.Literal('silent')]),
-  nativeLog: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error'), Type.Literal('silent')], { description: "llama.cpp's and whisper.cpp's own log threshold (Engine option nativeLog)" }),
-  auth: Type.Union([Type.Literal('on'), Type.Literal('off')], { description: 'bearer key checking on every /v1 route' }),
+  nativeLog: Type.Union(
+    [Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error'), Type.Literal('silent')],
+    { description: "llama.cpp's and whisper.cpp's own log threshold (Engine option nativeLog)" },
+  ),
+  auth: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+    description: 'bearer key checking on every /v1 route',
+  }),
   databaseUrl: Type.String({ minLength: 1, description: 'keys and usage: a SQLite file path, or postgres://...' }),
-  redisUrl: Type.Optional(Type.String({ pattern: '^rediss?://', description: 'rate counters and revocation fan-out shared by replicas' })),
-  rateLimit: Int(0, 1_000_000, 'requests per minute per key (each item of texts/statements/questions counts); 0 = none'),
-  tokenLimit: Int(0, 1_000_000_000, 'input tokens per minute per key, counted after each answer, per replica; 0 = none'),
+  redisUrl: Type.Optional(
+    Type.String({ pattern: '^rediss?://', description: 'rate counters and revocation fan-out shared by replicas' }),
+  ),
+  rateLimit: Int(
+    0,
+    1_000_000,
+    'requests per minute per key (each item of texts/statements/questions counts); 0 = none',
+  ),
+  tokenLimit: Int(
+    0,
+    1_000_000_000,
+    'input tokens per minute per key, counted after each answer, per replica; 0 = none',
+  ),
   keyCacheSeconds: Int(0, 60, 'how long a key verdict is cached (a revoked key works at most this long)'),
   cacheDir: Type.String({ minLength: 1, description: 'where fetched and converted models are kept' }),
   offline: Switch('on: never download a model (the cache, pip and local converters only)'),
   audio: Switch('POST /v1/audio/transcribe; off loads no whisper, VAD or speaker model'),
   audioMaxBytes: Int(1024, 2 ** 31 - 1, 'largest accepted audio body, bytes'),
-  audioMaxSeconds: Type.Number({ minimum: 1, maximum: 86400, description: 'longest accepted audio, declared or decoded, seconds' }),
-  audioLanguage: Type.String({ pattern: '^(auto|[a-z]{2,3}|haw|yue)$', description: 'whisper language code, or "auto" to detect it per file' }),
+  audioMaxSeconds: Type.Number({
+    minimum: 1,
+    maximum: 86400,
+    description: 'longest accepted audio, declared or decoded, seconds',
+  }),
+  audioLanguage: Type.String({
+    pattern: '^(auto|[a-z]{2,3}|haw|yue)$',
+    description: 'whisper language code, or "auto" to detect it per file',
+  }),
   whisperModel: Id('whisper model id from the manifest'),
   whisperModelPath: Type.Optional(Id('explicit whisper.cpp ggml file; skips the model store')),
   vadModel: Id('voice activity model id from the manifest, or "none"'),
@@ -60,7 +91,11 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   nativeLog: 'error',
   // Off by default, as the spec's launch period has it; start-up says so loudly (docs/operations.md).
   auth: 'off',
-  databaseUrl: join(process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'decision-machine-1', 'service.db'),
+  databaseUrl: join(
+    process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share'),
+    'decision-machine-1',
+    'service.db',
+  ),
   rateLimit: 300,
   tokenLimit: 1_000_000,
   keyCacheSeconds: 60,
@@ -73,7 +108,6 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   whisperModel: DEFAULT_WHISPER_MODEL,
   vadModel: DEFAULT_VAD_MODEL,
 });
-
 
 /** Environment variable -> config key. */
 export const ENV = Object.freeze({
@@ -115,15 +149,21 @@ const SWITCH: Record<string, 'on' | 'off'> = { on: 'on', off: 'off', '1': 'on', 
  * Defaults, overridden by the environment, overridden by explicit values; validated. `defaults`
  * lets an embedder start from other defaults (the library's open() has audio off).
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}, defaults: Readonly<Config> = DEFAULTS): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<Config> = {},
+  defaults: Readonly<Config> = DEFAULTS,
+): Config {
   const merged: Record<string, unknown> = { ...defaults };
   for (const [name, key] of Object.entries(ENV)) {
     const raw = env[name];
     if (raw === undefined || raw === '') continue;
     const schema = ConfigSchema.properties[key];
-    if (schema.type === 'number' || schema.type === 'integer') merged[key] = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+    if (schema.type === 'number' || schema.type === 'integer')
+      merged[key] = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
     else if (key === 'offline' || key === 'audio') merged[key] = SWITCH[raw] ?? raw;
-    else if (key === 'nativeLog') merged[key] = SWITCH[raw] === 'on' ? 'debug' : raw; // DM_NATIVE_LOG=1: everything
+    else if (key === 'nativeLog')
+      merged[key] = SWITCH[raw] === 'on' ? 'debug' : raw; // DM_NATIVE_LOG=1: everything
     else merged[key] = raw;
   }
   Object.assign(merged, overrides);

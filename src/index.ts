@@ -77,8 +77,14 @@ interface Runner<I, O> {
 }
 
 // Each call is admitted once for all it runs (its long-text windows included), as an HTTP request is.
-const billed = <I, O>(engine: Engine, d: Runner<I, O>): Call<I, Billed<O>> => (input, o) => engine.admitted(() => d.run(input, o?.signal));
-const body = <I, O>(engine: Engine, d: Runner<I, O>): Call<I, O> => async (input, o) => (await billed(engine, d)(input, o)).body;
+const billed =
+  <I, O>(engine: Engine, d: Runner<I, O>): Call<I, Billed<O>> =>
+  (input, o) =>
+    engine.admitted(() => d.run(input, o?.signal));
+const body =
+  <I, O>(engine: Engine, d: Runner<I, O>): Call<I, O> =>
+  async (input, o) =>
+    (await billed(engine, d)(input, o)).body;
 
 const LIBRARY_DEFAULTS: Readonly<Config> = Object.freeze({ ...DEFAULTS, audio: 'off' });
 
@@ -104,7 +110,9 @@ export async function open(overrides: Partial<Config> = {}): Promise<DecisionMac
       verify: billed(s.engine, s.verify),
       extract: billed(s.engine, s.extract),
     },
-    ...(transcription && { transcribe: async (audio, o) => (await transcription.run(audio, o?.diarize ?? false, o?.signal)).body }),
+    ...(transcription && {
+      transcribe: async (audio, o) => (await transcription.run(audio, o?.diarize ?? false, o?.signal)).body,
+    }),
     stats: () => s.engine.stats(),
     close: () => s.engine.close(),
   };

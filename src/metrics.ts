@@ -34,7 +34,14 @@ export class Metrics {
   constructor(stats?: () => EngineStats) {
     if (!stats) return;
     const gauge = (name: string, help: string, read: (s: EngineStats) => number) =>
-      new Gauge({ name, help, registers: [this.registry], collect() { this.set(read(stats())); } });
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read(stats()));
+        },
+      });
     gauge('dm_slots', 'Inference slots', (s) => s.slots);
     gauge('dm_slots_busy', 'Slots running a job now', (s) => s.running);
     gauge('dm_jobs_queued', 'Jobs waiting for a slot', (s) => s.queued);

@@ -7,7 +7,9 @@ export const AnswerRequest = Type.Object(
   {
     ...TextFields,
     question: Type.Optional(Question),
-    questions: Type.Optional(Type.Array(Question, { minItems: 1, maxItems: MAX_ITEMS, description: 'answered with one shared prefill' })),
+    questions: Type.Optional(
+      Type.Array(Question, { minItems: 1, maxItems: MAX_ITEMS, description: 'answered with one shared prefill' }),
+    ),
   },
   { $id: 'AnswerRequest', additionalProperties: false },
 );

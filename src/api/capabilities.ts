@@ -27,14 +27,34 @@ function results(result: TSchema, nested = false): TSchema {
 }
 
 export const CAPABILITIES = {
-  'yes-no': { summary: 'Is a statement true of the text?', request: YesNoRequest, response: results(YesNoResult, true) },
+  'yes-no': {
+    summary: 'Is a statement true of the text?',
+    request: YesNoRequest,
+    response: results(YesNoResult, true),
+  },
   classify: { summary: 'Which label fits the text?', request: ClassifyRequest, response: results(ClassifyResult) },
-  'classify-tree': { summary: 'Which path through a label tree fits the text?', request: ClassifyTreeRequest, response: results(ClassifyTreeResult) },
+  'classify-tree': {
+    summary: 'Which path through a label tree fits the text?',
+    request: ClassifyTreeRequest,
+    response: results(ClassifyTreeResult),
+  },
   rate: { summary: 'Where does the text sit on a scale?', request: RateRequest, response: results(RateResult) },
-  answer: { summary: 'Which span of the text answers the question?', request: AnswerRequest, response: results(AnswerResult, true) },
+  answer: {
+    summary: 'Which span of the text answers the question?',
+    request: AnswerRequest,
+    response: results(AnswerResult, true),
+  },
   extract: { summary: 'Fill a JSON Schema from the text.', request: ExtractRequest, response: results(ExtractResult) },
-  entities: { summary: 'Which spans of the text are of the given types?', request: EntitiesRequest, response: results(EntitiesResult) },
-  verify: { summary: 'Does the text give this value for the field?', request: VerifyRequest, response: results(VerifyResult) },
+  entities: {
+    summary: 'Which spans of the text are of the given types?',
+    request: EntitiesRequest,
+    response: results(EntitiesResult),
+  },
+  verify: {
+    summary: 'Does the text give this value for the field?',
+    request: VerifyRequest,
+    response: results(VerifyResult),
+  },
 } satisfies Record<string, CapabilitySchema>;
 
 export type Capability = keyof typeof CAPABILITIES;

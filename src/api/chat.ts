@@ -50,7 +50,11 @@ export const ChatCompletionRequest = Type.Object(
     tool_choice: Type.Optional(ToolChoice),
     stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
   },
-  { $id: 'ChatCompletionRequest', description: 'Sampling fields (temperature, top_p, max_tokens...) and other unknown fields are accepted and ignored.' },
+  {
+    $id: 'ChatCompletionRequest',
+    description:
+      'Sampling fields (temperature, top_p, max_tokens...) and other unknown fields are accepted and ignored.',
+  },
 );
 
 const ToolCall = Type.Object({
@@ -76,7 +80,11 @@ export const ChatCompletionResponse = Type.Object(
         finish_reason: Type.Union([Type.Literal('stop'), Type.Literal('tool_calls')]),
       }),
     ),
-    usage: Type.Object({ prompt_tokens: Type.Integer(), completion_tokens: Type.Integer(), total_tokens: Type.Integer() }),
+    usage: Type.Object({
+      prompt_tokens: Type.Integer(),
+      completion_tokens: Type.Integer(),
+      total_tokens: Type.Integer(),
+    }),
   },
   { $id: 'ChatCompletionResponse' },
 );

@@ -11,7 +11,10 @@ export const ClassifyTree = Type.Recursive(
       Type.String({ pattern: '^.+$' }),
       Type.Union([
         Type.String(),
-        Type.Object({ description: Type.Optional(Type.String()), labels: Type.Optional(Tree) }, { additionalProperties: false }),
+        Type.Object(
+          { description: Type.Optional(Type.String()), labels: Type.Optional(Tree) },
+          { additionalProperties: false },
+        ),
       ]),
       { minProperties: 1, maxProperties: MAX_LABELS, additionalProperties: false },
     ),
@@ -43,7 +46,8 @@ export const ClassifyTreeResult = Type.Object(
 export function treeDepth(tree: Record<string, unknown>): number {
   let depth = 0;
   for (const node of Object.values(tree)) {
-    const labels = typeof node === 'object' && node !== null ? (node as { labels?: Record<string, unknown> }).labels : undefined;
+    const labels =
+      typeof node === 'object' && node !== null ? (node as { labels?: Record<string, unknown> }).labels : undefined;
     depth = Math.max(depth, labels ? treeDepth(labels) : 0);
   }
   return depth + 1;

@@ -8,7 +8,11 @@ const LabelName = Type.String({ minLength: 1 });
 /** A list of 2 to 64 names, or name -> description (descriptions improve accuracy). */
 const Labels = Type.Union([
   Type.Array(LabelName, { minItems: 2, maxItems: MAX_LABELS, uniqueItems: true }),
-  Type.Record(Type.String({ pattern: '^.+$' }), Type.String(), { minProperties: 2, maxProperties: MAX_LABELS, additionalProperties: false }),
+  Type.Record(Type.String({ pattern: '^.+$' }), Type.String(), {
+    minProperties: 2,
+    maxProperties: MAX_LABELS,
+    additionalProperties: false,
+  }),
 ]);
 
 export const ClassifyRequest = Type.Object(

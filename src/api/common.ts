@@ -14,7 +14,10 @@ export function checkDecisions(body: { texts?: unknown[]; statements?: unknown[]
   const asked = body.statements?.length ?? body.questions?.length ?? 1;
   if (texts * asked > MAX_DECISIONS) {
     const what = body.statements ? 'statements' : 'questions';
-    throw new ServiceError('invalid_request', `body: texts x ${what} is ${texts * asked} decisions, more than the limit of ${MAX_DECISIONS} per request`);
+    throw new ServiceError(
+      'invalid_request',
+      `body: texts x ${what} is ${texts * asked} decisions, more than the limit of ${MAX_DECISIONS} per request`,
+    );
   }
 }
 

@@ -5,7 +5,11 @@ import { MAX_LABELS } from './classify.js';
 /** 1 to 64 type names, or type -> description. */
 const EntityTypes = Type.Union([
   Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: MAX_LABELS, uniqueItems: true }),
-  Type.Record(Type.String({ pattern: '^.+$' }), Type.String(), { minProperties: 1, maxProperties: MAX_LABELS, additionalProperties: false }),
+  Type.Record(Type.String({ pattern: '^.+$' }), Type.String(), {
+    minProperties: 1,
+    maxProperties: MAX_LABELS,
+    additionalProperties: false,
+  }),
 ]);
 
 export const EntitiesRequest = Type.Object(
@@ -24,4 +28,7 @@ export const Entity = Type.Object(
   { $id: 'Entity' },
 );
 
-export const EntitiesResult = Type.Object({ entities: Type.Array(Entity, { description: 'sorted by start' }) }, { $id: 'EntitiesResult' });
+export const EntitiesResult = Type.Object(
+  { entities: Type.Array(Entity, { description: 'sorted by start' }) },
+  { $id: 'EntitiesResult' },
+);

@@ -4,7 +4,11 @@ import { Probability, TextFields } from './common.js';
 export const RateRequest = Type.Object(
   {
     ...TextFields,
-    scale: Type.Array(Type.String({ minLength: 1 }), { minItems: 2, maxItems: 10, description: 'level descriptions, low to high' }),
+    scale: Type.Array(Type.String({ minLength: 1 }), {
+      minItems: 2,
+      maxItems: 10,
+      description: 'level descriptions, low to high',
+    }),
   },
   { $id: 'RateRequest', additionalProperties: false },
 );

@@ -38,7 +38,14 @@ function describeIssue(e: ValueError): string {
   return `${pathOf(at)}: ${describe(e)}`;
 }
 
-const TYPE_ERRORS = new Set([ValueErrorType.Array, ValueErrorType.Object, ValueErrorType.String, ValueErrorType.Number, ValueErrorType.Integer, ValueErrorType.Boolean]);
+const TYPE_ERRORS = new Set([
+  ValueErrorType.Array,
+  ValueErrorType.Object,
+  ValueErrorType.String,
+  ValueErrorType.Number,
+  ValueErrorType.Integer,
+  ValueErrorType.Boolean,
+]);
 
 function pathOf(pointer: string): string {
   if (pointer === '') return 'body';

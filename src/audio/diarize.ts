@@ -118,7 +118,11 @@ function segmentsOf(runs: readonly Stretch[], words: readonly Span[], longest: n
   for (const run of runs) {
     const count = Math.max(1, Math.ceil((run.end - run.start) / longest));
     const length = (run.end - run.start) / count;
-    const pieces = Array.from({ length: count }, (_, i) => ({ start: run.start + i * length, end: run.start + (i + 1) * length, words: [] as number[] }));
+    const pieces = Array.from({ length: count }, (_, i) => ({
+      start: run.start + i * length,
+      end: run.start + (i + 1) * length,
+      words: [] as number[],
+    }));
     for (const i of run.words) {
       const middle = (words[i].start + words[i].end) / 2;
       pieces[length > 0 ? Math.min(count - 1, Math.floor((middle - run.start) / length)) : 0].words.push(i);
@@ -148,7 +152,8 @@ function windowsOf(segments: readonly Span[]): Window[] {
     }
     const count = Math.ceil((length - windowSeconds) / hop) + 1;
     const step = (length - windowSeconds) / (count - 1);
-    for (let i = 0; i < count; i++) windows.push({ start: r.start + i * step, end: r.start + i * step + windowSeconds, segment });
+    for (let i = 0; i < count; i++)
+      windows.push({ start: r.start + i * step, end: r.start + i * step + windowSeconds, segment });
   });
   return windows;
 }
@@ -165,7 +170,12 @@ function loudnessGain(pcm: Float32Array): number {
   return change > 0 ? 10 ** (change / 20) : 1;
 }
 
-async function embedWindows(encoder: SpeakerEmbedder, pcm: Float32Array, windows: readonly Window[], signal?: AbortSignal): Promise<Float32Array> {
+async function embedWindows(
+  encoder: SpeakerEmbedder,
+  pcm: Float32Array,
+  windows: readonly Window[],
+  signal?: AbortSignal,
+): Promise<Float32Array> {
   const dim = encoder.dims.embedding;
   const gain = loudnessGain(pcm);
   const out = new Float32Array(windows.length * dim);
@@ -181,7 +191,12 @@ async function embedWindows(encoder: SpeakerEmbedder, pcm: Float32Array, windows
 }
 
 /** Per segment: the L2-normalised mean of its windows' embeddings. */
-function segmentEmbeddings(windowEmbeddings: Float32Array, windows: readonly Window[], segments: number, dim: number): Float32Array {
+function segmentEmbeddings(
+  windowEmbeddings: Float32Array,
+  windows: readonly Window[],
+  segments: number,
+  dim: number,
+): Float32Array {
   const out = new Float32Array(segments * dim);
   windows.forEach((w, i) => {
     for (let k = 0; k < dim; k++) out[w.segment * dim + k] += windowEmbeddings[i * dim + k];
@@ -277,7 +292,12 @@ function speakersOf(embeddings: Float32Array, dim: number, weights: readonly num
 type Groups = Map<number, { weight: number; centroid: Float32Array }>;
 
 /** Each label's total weight and mean embedding (L2-normalised). */
-function groupsOf(embeddings: Float32Array, dim: number, weights: readonly number[], labels: readonly number[]): Groups {
+function groupsOf(
+  embeddings: Float32Array,
+  dim: number,
+  weights: readonly number[],
+  labels: readonly number[],
+): Groups {
   const out: Groups = new Map();
   labels.forEach((l, i) => {
     const g = out.get(l) ?? { weight: 0, centroid: new Float32Array(dim) };
@@ -304,11 +324,19 @@ function nearest(v: Float32Array, among: Groups): number {
  * segment is not a voice), then every segment moves to the cluster whose mean embedding it is
  * closest to, until nothing moves (bounded: it converges in a few rounds).
  */
-function refine(embeddings: Float32Array, dim: number, weights: readonly number[], fine: readonly number[], tuning: Tuning): number[] {
+function refine(
+  embeddings: Float32Array,
+  dim: number,
+  weights: readonly number[],
+  fine: readonly number[],
+  tuning: Tuning,
+): number[] {
   const all = groupsOf(embeddings, dim, weights, fine);
   const large: Groups = new Map([...all].filter(([, g]) => g.weight >= tuning.minSpeakerSeconds));
   if (large.size === 0) return fine.map(() => fine[0]);
-  let labels = fine.map((l) => (large.has(l) ? l : nearest((all.get(l) as { centroid: Float32Array }).centroid, large)));
+  let labels = fine.map((l) =>
+    large.has(l) ? l : nearest((all.get(l) as { centroid: Float32Array }).centroid, large),
+  );
   for (let round = 0; round < 10; round++) {
     const groups = groupsOf(embeddings, dim, weights, labels);
     const next = labels.map((_, i) => nearest(embeddings.subarray(i * dim, (i + 1) * dim), groups));
@@ -319,7 +347,13 @@ function refine(embeddings: Float32Array, dim: number, weights: readonly number[
 }
 
 /** Joins, pair by pair, voices whose mean embeddings are at least `threshold` alike. */
-function joinAlike(embeddings: Float32Array, dim: number, weights: readonly number[], start: readonly number[], threshold: number): number[] {
+function joinAlike(
+  embeddings: Float32Array,
+  dim: number,
+  weights: readonly number[],
+  start: readonly number[],
+  threshold: number,
+): number[] {
   let labels = [...start];
   for (;;) {
     const all = groupsOf(embeddings, dim, weights, labels);
@@ -328,7 +362,10 @@ function joinAlike(embeddings: Float32Array, dim: number, weights: readonly numb
     const ids = [...all.keys()];
     for (let a = 0; a < ids.length; a++) {
       for (let b = a + 1; b < ids.length; b++) {
-        const sim = dot((all.get(ids[a]) as { centroid: Float32Array }).centroid, (all.get(ids[b]) as { centroid: Float32Array }).centroid);
+        const sim = dot(
+          (all.get(ids[a]) as { centroid: Float32Array }).centroid,
+          (all.get(ids[b]) as { centroid: Float32Array }).centroid,
+        );
         if (sim >= pairSim) [pair, pairSim] = [[ids[a], ids[b]], sim];
       }
     }
@@ -374,7 +411,8 @@ function assignWords(
         const overlap = Math.min(word.end, windows[i].end) - Math.max(word.start, windows[i].start);
         if (overlap <= 0) continue;
         const row = windowEmbeddings.subarray(i * dim, (i + 1) * dim);
-        for (const [voice, centroid] of voices) score.set(voice, (score.get(voice) ?? 0) + overlap * dot(row, centroid));
+        for (const [voice, centroid] of voices)
+          score.set(voice, (score.get(voice) ?? 0) + overlap * dot(row, centroid));
       }
       let best = segmentLabels[s];
       for (const [voice, v] of score) if (v > (score.get(best) ?? -Infinity)) best = voice;

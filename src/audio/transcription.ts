@@ -34,12 +34,22 @@ export class Transcription {
   ) {}
 
   async run(audio: Uint8Array, diarize: boolean, signal?: AbortSignal): Promise<Transcribed> {
-    if (!this.engine.canTranscribe) throw new ServiceError('unsupported_request', 'transcription is not enabled on this server: no whisper model is loaded');
-    if (audio.length === 0) throw new ServiceError('invalid_request', 'body: empty; send the audio file bytes as the request body');
+    if (!this.engine.canTranscribe)
+      throw new ServiceError(
+        'unsupported_request',
+        'transcription is not enabled on this server: no whisper model is loaded',
+      );
+    if (audio.length === 0)
+      throw new ServiceError('invalid_request', 'body: empty; send the audio file bytes as the request body');
     // One session for the whole request: transcription and speaker embeddings are admitted
     // together, so they count against DM_SLOTS + DM_QUEUE and close() waits for both.
     return this.engine.session(async (run) => {
-      const result = await run.transcribe({ audio, maxSeconds: this.settings.audioMaxSeconds, language: this.settings.audioLanguage, wantPcm: diarize });
+      const result = await run.transcribe({
+        audio,
+        maxSeconds: this.settings.audioMaxSeconds,
+        language: this.settings.audioLanguage,
+        wantPcm: diarize,
+      });
       const duration = result.samples / SAMPLE_RATE;
       const words = wordsOf(result.segments, duration, result.energy);
       let inferenceMs = result.decodeMs;
@@ -50,7 +60,12 @@ export class Transcription {
         inferenceMs += performance.now() - started;
       }
       return {
-        body: { text: segments.map((s) => s.text).join(' '), segments, duration: Math.round(duration * 1000) / 1000, language: null },
+        body: {
+          text: segments.map((s) => s.text).join(' '),
+          segments,
+          duration: Math.round(duration * 1000) / 1000,
+          language: null,
+        },
         inputTokens: billedTokens(duration, diarize),
         inferenceMs: Math.round(inferenceMs),
       };
@@ -59,9 +74,16 @@ export class Transcription {
 }
 
 /** Speaker labels on every word (src/audio/diarize.ts); a segment's speaker is who says most of its words. */
-async function labelSpeakers(segments: Segment[], words: Word[], pcm: Float32Array, encoder: SpeakerEmbedder, signal?: AbortSignal) {
+async function labelSpeakers(
+  segments: Segment[],
+  words: Word[],
+  pcm: Float32Array,
+  encoder: SpeakerEmbedder,
+  signal?: AbortSignal,
+) {
   const speakers = await diarize(pcm, words, { encoder, signal });
-  if (speakers.length !== words.length) throw new Error(`diarization returned ${speakers.length} labels for ${words.length} words`);
+  if (speakers.length !== words.length)
+    throw new Error(`diarization returned ${speakers.length} labels for ${words.length} words`);
   const label = (i: number) => `SPEAKER_${String(i).padStart(2, '0')}`;
   let at = 0;
   return segments.map((s) => {

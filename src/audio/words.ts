@@ -84,7 +84,7 @@ class Speech {
 
   private fill(value: number, maxRun: number, to: number): void {
     const on = this.on;
-    for (let i = 0; i < on.length; ) {
+    for (let i = 0; i < on.length;) {
       if (on[i] !== value) {
         i++;
         continue;
@@ -102,7 +102,7 @@ class Speech {
     const runs: Run[] = [];
     let f = Math.max(0, Math.floor(from / FRAME));
     while (f > 0 && on[f] && on[f - 1]) f--;
-    for (const last = Math.min(on.length, Math.ceil(to / FRAME)); f < last; ) {
+    for (const last = Math.min(on.length, Math.ceil(to / FRAME)); f < last;) {
       if (!on[f]) {
         f++;
         continue;
@@ -127,10 +127,15 @@ class Speech {
     if (runs.length === 0) {
       // Whisper placed the word in silence: it starts at the next onset, if near.
       const next = this.runs(end, end + REACH)[0];
-      return next && next.from >= end ? [next.from, Math.min(next.to, next.from + Math.max(end - start, 0))] : [start, end];
+      return next && next.from >= end
+        ? [next.from, Math.min(next.to, next.from + Math.max(end - start, 0))]
+        : [start, end];
     }
     const first = runs[0]!;
-    const last = runs.length === 1 ? first : runs.reduce((a, b) => (Math.abs(b.to - stampEnd) < Math.abs(a.to - stampEnd) ? b : a));
+    const last =
+      runs.length === 1
+        ? first
+        : runs.reduce((a, b) => (Math.abs(b.to - stampEnd) < Math.abs(a.to - stampEnd) ? b : a));
     const from = first.from >= cursor - 0.05 ? Math.max(first.from, cursor) : cursor;
     const to = last.to <= end + SNAP ? last.to : end;
     return [from, Math.max(from, to)];

@@ -20,7 +20,9 @@ export interface Access {
 export async function openAccess(config: Config, stats: () => EngineStats, log: Logger): Promise<Access> {
   const store = await openStore(config.databaseUrl);
   const redisError = (err: Error) => log.error('redis', { error: err.message });
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl, { failFast: true, onError: redisError }) : undefined;
+  const redis = config.redisUrl
+    ? await connectRedis(config.redisUrl, { failFast: true, onError: redisError })
+    : undefined;
   const metrics = new Metrics(stats);
   let keys: KeyChecker | undefined;
   let limiter: Limiter | undefined;
@@ -29,9 +31,12 @@ export async function openAccess(config: Config, stats: () => EngineStats, log: 
   if (config.auth === 'on') {
     const checker = new KeyChecker(store, config.keyCacheSeconds * 1000);
     keys = checker;
-    if (config.redisUrl) subscriber = await subscribeRevocations(config.redisUrl, (id) => checker.forget(id), redisError);
-    const outage = (err: Error) => log.error('rate limits counted per replica until Redis answers again', { error: err.message });
-    if (config.rateLimit > 0) limiter = redis ? new RedisLimiter(redis, config.rateLimit, outage) : new MemoryLimiter(config.rateLimit);
+    if (config.redisUrl)
+      subscriber = await subscribeRevocations(config.redisUrl, (id) => checker.forget(id), redisError);
+    const outage = (err: Error) =>
+      log.error('rate limits counted per replica until Redis answers again', { error: err.message });
+    if (config.rateLimit > 0)
+      limiter = redis ? new RedisLimiter(redis, config.rateLimit, outage) : new MemoryLimiter(config.rateLimit);
     if (config.tokenLimit > 0) tokens = new TokenMeter(config.tokenLimit);
   }
   const gate = new Gate({ keys, limiter, tokens, ledger: store, metrics, log });

@@ -39,7 +39,8 @@ export class KeyChecker {
     const key = parseKey(token);
     if (!key) throw new ServiceError('invalid_api_key', INVALID_KEY);
     const record = await this.record(key.id);
-    const matches = record !== undefined && timingSafeEqual(Buffer.from(record.hash, 'hex'), Buffer.from(key.hash, 'hex'));
+    const matches =
+      record !== undefined && timingSafeEqual(Buffer.from(record.hash, 'hex'), Buffer.from(key.hash, 'hex'));
     if (!matches || record.revokedAt !== null) throw new ServiceError('invalid_api_key', INVALID_KEY);
     return { keyId: record.id, organization: record.organization, mode: record.mode };
   }

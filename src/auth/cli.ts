@@ -1,7 +1,8 @@
 // Operator commands over the configured store (DM_DATABASE_URL; DM_REDIS_URL for the fan-out):
 //   keys issue --org ORG [--mode test|prod] [--name TEXT]   prints the full key once
 //   keys list [--json]
-//   keys revoke KEY_ID                                       every replica stops accepting it within the verdict cache time (at once with Redis)
+//   keys revoke KEY_ID                                       every replica stops accepting it within the verdict cache
+//     time (at once with Redis)
 //   usage [--since DATE] [--until DATE] [--json]             requests, input tokens and price per organization and key
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
@@ -17,7 +18,12 @@ export async function keysCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: { org: { type: 'string' }, mode: { type: 'string', default: 'test' }, name: { type: 'string', default: '' }, json: { type: 'boolean', default: false } },
+    options: {
+      org: { type: 'string' },
+      mode: { type: 'string', default: 'test' },
+      name: { type: 'string', default: '' },
+      json: { type: 'boolean', default: false },
+    },
   });
   const config = loadConfig();
   return withStore(config.databaseUrl, async (store) => {
@@ -27,13 +33,27 @@ export async function keysCommand(args: string[]): Promise<number> {
       if (!ORGANIZATION.test(values.org)) return fail('--org: 1 to 32 characters a-z and 0-9');
       const { key, record } = await issueKey(store, values.mode, values.org, values.name);
       process.stdout.write(`${key}\n`);
-      process.stderr.write(`issued ${record.id} (${record.mode}, organization ${record.organization}). The key is shown only this once: only its hash is stored.\n`);
+      process.stderr.write(
+        `issued ${record.id} (${record.mode}, organization ${record.organization}). The key is shown only this once: only its hash is stored.\n`,
+      );
       return 0;
     }
     if (verb === 'list') {
       const keys = (await store.listKeys()).map(({ hash: _hash, ...k }) => k);
       if (values.json) process.stdout.write(`${JSON.stringify(keys, null, 2)}\n`);
-      else table(['id', 'mode', 'organization', 'name', 'key', 'created', 'revoked'], keys.map((k) => [k.id, k.mode, k.organization, k.name, `${k.mode}_sk-${k.organization}-...${k.hint}`, k.createdAt, k.revokedAt ?? '']));
+      else
+        table(
+          ['id', 'mode', 'organization', 'name', 'key', 'created', 'revoked'],
+          keys.map((k) => [
+            k.id,
+            k.mode,
+            k.organization,
+            k.name,
+            `${k.mode}_sk-${k.organization}-...${k.hint}`,
+            k.createdAt,
+            k.revokedAt ?? '',
+          ]),
+        );
       return 0;
     }
     if (verb === 'revoke') {
@@ -45,19 +65,30 @@ export async function keysCommand(args: string[]): Promise<number> {
         await publishRevocation(redis, id).finally(() => redis.disconnect());
         process.stderr.write(`revoked ${id}; replicas told through Redis\n`);
       } else {
-        process.stderr.write(`revoked ${id}; replicas stop accepting it within ${config.keyCacheSeconds} s (their verdict cache)\n`);
+        process.stderr.write(
+          `revoked ${id}; replicas stop accepting it within ${config.keyCacheSeconds} s (their verdict cache)\n`,
+        );
       }
       return 0;
     }
-    return fail('usage: decision-machine keys issue --org ORG [--mode test|prod] [--name TEXT] | list [--json] | revoke KEY_ID');
+    return fail(
+      'usage: decision-machine keys issue --org ORG [--mode test|prod] [--name TEXT] | list [--json] | revoke KEY_ID',
+    );
   });
 }
 
 export async function usageCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { since: { type: 'string' }, until: { type: 'string' }, json: { type: 'boolean', default: false } } });
-  for (const bound of [values.since, values.until]) if (bound !== undefined && Number.isNaN(Date.parse(bound))) return fail(`not a date: ${bound}`);
+  const { values } = parseArgs({
+    args,
+    options: { since: { type: 'string' }, until: { type: 'string' }, json: { type: 'boolean', default: false } },
+  });
+  for (const bound of [values.since, values.until])
+    if (bound !== undefined && Number.isNaN(Date.parse(bound))) return fail(`not a date: ${bound}`);
   return withStore(loadConfig().databaseUrl, async (store) => {
-    const rows = (await store.usage({ since: values.since, until: values.until })).map((r) => ({ ...r, usd: price(r) }));
+    const rows = (await store.usage({ since: values.since, until: values.until })).map((r) => ({
+      ...r,
+      usd: price(r),
+    }));
     if (values.json) {
       process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
       return 0;
@@ -92,5 +123,11 @@ function fail(message: string): number {
 
 function table(head: string[], rows: string[][]): void {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  for (const row of [head, ...rows]) process.stdout.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+  for (const row of [head, ...rows])
+    process.stdout.write(
+      `${row
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd()}\n`,
+    );
 }

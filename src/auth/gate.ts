@@ -59,7 +59,10 @@ export class Gate {
       const window = meter.state(principal.keyId);
       if (window.remaining === 0) {
         const message = `token limit of ${window.limit} input tokens per minute reached; retry after ${window.resetSeconds} s`;
-        throw new ServiceError('rate_limit_exceeded', message, { ...tokenHeaders(window), 'retry-after': String(window.resetSeconds) });
+        throw new ServiceError('rate_limit_exceeded', message, {
+          ...tokenHeaders(window),
+          'retry-after': String(window.resetSeconds),
+        });
       }
     }
 
@@ -77,7 +80,8 @@ export class Gate {
           cost > verdict.limit
             ? `this request counts ${cost} requests (one per item of texts, statements, questions or states), more than the limit of ${verdict.limit} per minute: split it`
             : `rate limit of ${verdict.limit} requests per minute reached (this request counts ${cost}); retry after ${verdict.resetSeconds} s`;
-        const retry: Record<string, string> = cost > verdict.limit ? { 'x-should-retry': 'false' } : { 'retry-after': String(verdict.resetSeconds) };
+        const retry: Record<string, string> =
+          cost > verdict.limit ? { 'x-should-retry': 'false' } : { 'retry-after': String(verdict.resetSeconds) };
         throw new ServiceError('rate_limit_exceeded', message, { ...limitHeaders, ...retry });
       }
     }
@@ -90,12 +94,26 @@ export class Gate {
     }
     if (reply.status === 200 && Number.isInteger(tokens)) {
       metrics?.billed(route.path, tokens);
-      const entry = { requestId: req.id, keyId: principal.keyId, organization: principal.organization, mode: principal.mode, route: route.path, inputTokens: tokens, at: new Date().toISOString() };
+      const entry = {
+        requestId: req.id,
+        keyId: principal.keyId,
+        organization: principal.organization,
+        mode: principal.mode,
+        route: route.path,
+        inputTokens: tokens,
+        at: new Date().toISOString(),
+      };
       // The response waits for its ledger row, so the ledger never misses a delivered answer.
       // A failing database does not take the answer away; it is logged loudly instead.
-      await ledger?.recordUsage(entry).catch((err: unknown) => log?.error('usage not recorded', { id: req.id, key: principal.keyId, tokens, error: String(err) }));
+      await ledger
+        ?.recordUsage(entry)
+        .catch((err: unknown) =>
+          log?.error('usage not recorded', { id: req.id, key: principal.keyId, tokens, error: String(err) }),
+        );
     }
-    return Object.keys(limitHeaders).length === 0 ? reply : { ...reply, headers: { ...reply.headers, ...limitHeaders } };
+    return Object.keys(limitHeaders).length === 0
+      ? reply
+      : { ...reply, headers: { ...reply.headers, ...limitHeaders } };
   }
 }
 
@@ -122,7 +140,8 @@ export function requestCost(req: ApiRequest): number {
   for (const name of COUNTED_LISTS) {
     const list = (body as Record<string, unknown>)[name];
     if (Array.isArray(list)) items += Math.min(list.length, MAX_ITEMS);
-    else if (name === 'questions' && list !== null && typeof list === 'object') items += Math.min(Object.keys(list).length, MAX_ITEMS);
+    else if (name === 'questions' && list !== null && typeof list === 'object')
+      items += Math.min(Object.keys(list).length, MAX_ITEMS);
   }
   return Math.max(1, items);
 }

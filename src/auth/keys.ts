@@ -6,7 +6,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { KeyMode, KeyRecord, Store } from '../store/store.js';
 
-
 /** What a key says about itself once its shape and checksum hold. */
 export interface ParsedKey {
   mode: KeyMode;
@@ -38,9 +37,23 @@ export function mintKey(mode: KeyMode, organization: string): { key: string; par
 }
 
 /** Mints a key and stores its record (hash, never the key); returns the full key, to show once. */
-export async function issueKey(store: Pick<Store, 'addKey'>, mode: KeyMode, organization: string, name = ''): Promise<{ key: string; record: KeyRecord }> {
+export async function issueKey(
+  store: Pick<Store, 'addKey'>,
+  mode: KeyMode,
+  organization: string,
+  name = '',
+): Promise<{ key: string; record: KeyRecord }> {
   const { key, parsed } = mintKey(mode, organization);
-  const record: KeyRecord = { id: parsed.id, hash: parsed.hash, mode, organization, name, hint: parsed.hint, createdAt: new Date().toISOString(), revokedAt: null };
+  const record: KeyRecord = {
+    id: parsed.id,
+    hash: parsed.hash,
+    mode,
+    organization,
+    name,
+    hint: parsed.hint,
+    createdAt: new Date().toISOString(),
+    revokedAt: null,
+  };
   await store.addKey(record);
   return { key, record };
 }

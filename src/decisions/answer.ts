@@ -54,7 +54,8 @@ export class Answer {
         // "None" and the span's first token compete at the first step; the span's probability is
         // its share there times the probability of continuing (and closing) exactly this span.
         // A span the model finds less likely than not is no answer.
-        const probability = !best || !span ? 0 : Math.exp(best.logprob - best.firstLogprob) / (1 + Math.exp(none - best.firstLogprob));
+        const probability =
+          !best || !span ? 0 : Math.exp(best.logprob - best.firstLogprob) / (1 + Math.exp(none - best.firstLogprob));
         if (!span || probability < 0.5) return { question, answer: null, probability: 0, start: null, end: null };
         return { question, answer: span.text, probability, start: span.start, end: span.end };
       }),

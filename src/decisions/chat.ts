@@ -64,11 +64,16 @@ export class Chat {
     const tools = request.tools ?? [];
     const choice = request.tool_choice;
     if (tools.length > 0 && choice !== 'none') return this.callTool(request, text, signal);
-    if (request.response_format?.type === 'json_schema') return this.structured(request.response_format.json_schema.schema, text, signal);
+    if (request.response_format?.type === 'json_schema')
+      return this.structured(request.response_format.json_schema.schema, text, signal);
     throw new ServiceError('unsupported_request', UNSUPPORTED);
   }
 
-  private async structured(schema: Record<string, unknown>, text: string, signal?: AbortSignal): Promise<ChatCompletion> {
+  private async structured(
+    schema: Record<string, unknown>,
+    text: string,
+    signal?: AbortSignal,
+  ): Promise<ChatCompletion> {
     const fields = fieldsOf(schema);
     const excerpt = await this.extract.read(text, fields);
     const { data, tokens } = await this.engine.session((run) => this.extract.fill(run, excerpt, fields), signal);
@@ -81,12 +86,17 @@ export class Chat {
     const choice = request.tool_choice;
     const named = typeof choice === 'object' ? choice.function.name : undefined;
     if (named !== undefined && !tools.some((t) => t.function.name === named)) {
-      throw new ServiceError('invalid_request', `tool_choice.function.name: no tool named ${JSON.stringify(named)} in tools`);
+      throw new ServiceError(
+        'invalid_request',
+        `tool_choice.function.name: no tool named ${JSON.stringify(named)} in tools`,
+      );
     }
     // Schemas are checked before any inference, so a bad one costs nothing.
     const fieldsFor = (t: (typeof tools)[number]) => {
       const p = t.function.parameters;
-      return p && typeof p.properties === 'object' && p.properties !== null && Object.keys(p.properties).length > 0 ? fieldsOf(p) : [];
+      return p && typeof p.properties === 'object' && p.properties !== null && Object.keys(p.properties).length > 0
+        ? fieldsOf(p)
+        : [];
     };
     const fields = new Map(tools.map((t) => [t.function.name, fieldsFor(t)]));
     const excerpt = await this.toolArguments.read(text, [...fields.values()].flat());
@@ -96,8 +106,15 @@ export class Chat {
       let tokens = 0;
       // 'auto' and 'required' both pick the best tool: this service decides, it does not chat.
       if (named === undefined && tools.length > 1) {
-        const labels = tools.map((t) => (t.function.description ? { name: t.function.name, description: t.function.description } : { name: t.function.name }));
-        const { results: [decided], scored: [scored] } = await this.classify.classified((jobs) => run.score(jobs), [text], labels);
+        const labels = tools.map((t) =>
+          t.function.description
+            ? { name: t.function.name, description: t.function.description }
+            : { name: t.function.name },
+        );
+        const {
+          results: [decided],
+          scored: [scored],
+        } = await this.classify.classified((jobs) => run.score(jobs), [text], labels);
         name = decided!.label;
         tokens += scored!.promptTokens;
       }
@@ -107,11 +124,25 @@ export class Chat {
       return { name, args: filled.data, tokens: tokens + filled.tokens };
     }, signal);
 
-    const call: ToolCall = { id: `call_${randomBytes(12).toString('hex')}`, type: 'function', function: { name, arguments: JSON.stringify(args) } };
-    return this.completion({ role: 'assistant', content: null, tool_calls: [call] }, 'tool_calls', tokens, `${name}${call.function.arguments}`);
+    const call: ToolCall = {
+      id: `call_${randomBytes(12).toString('hex')}`,
+      type: 'function',
+      function: { name, arguments: JSON.stringify(args) },
+    };
+    return this.completion(
+      { role: 'assistant', content: null, tool_calls: [call] },
+      'tool_calls',
+      tokens,
+      `${name}${call.function.arguments}`,
+    );
   }
 
-  private completion(message: ChatCompletion['choices'][number]['message'], finish: 'stop' | 'tool_calls', promptTokens: number, output: string): ChatCompletion {
+  private completion(
+    message: ChatCompletion['choices'][number]['message'],
+    finish: 'stop' | 'tool_calls',
+    promptTokens: number,
+    output: string,
+  ): ChatCompletion {
     const completionTokens = this.engine.tokenize(output).length;
     return {
       id: `chatcmpl-${randomBytes(12).toString('hex')}`,
@@ -119,7 +150,11 @@ export class Chat {
       created: Math.floor(Date.now() / 1000),
       model: MODEL_ID,
       choices: [{ index: 0, message, finish_reason: finish }],
-      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+      usage: {
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+      },
     };
   }
 }
@@ -128,7 +163,16 @@ export class Chat {
 function userText(messages: Static<typeof ChatMessage>[]): string {
   return messages
     .filter((m) => m.role === 'user')
-    .map((m) => (typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.filter((p) => typeof p.text === 'string').map((p) => p.text).join('\n') : ''))
+    .map((m) =>
+      typeof m.content === 'string'
+        ? m.content
+        : Array.isArray(m.content)
+          ? m.content
+              .filter((p) => typeof p.text === 'string')
+              .map((p) => p.text)
+              .join('\n')
+          : '',
+    )
     .filter((t) => t.trim() !== '')
     .join('\n\n');
 }
@@ -139,8 +183,16 @@ export function streamOf(c: ChatCompletion): string {
   const delta = {
     role: 'assistant',
     content: choice.message.content,
-    ...(choice.message.tool_calls ? { tool_calls: choice.message.tool_calls.map((t, index) => ({ index, ...t })) } : {}),
+    ...(choice.message.tool_calls
+      ? { tool_calls: choice.message.tool_calls.map((t, index) => ({ index, ...t })) }
+      : {}),
   };
-  const chunk = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model, choices: [{ index: 0, delta, finish_reason: choice.finish_reason }] };
+  const chunk = {
+    id: c.id,
+    object: 'chat.completion.chunk',
+    created: c.created,
+    model: c.model,
+    choices: [{ index: 0, delta, finish_reason: choice.finish_reason }],
+  };
   return `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`;
 }

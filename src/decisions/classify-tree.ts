@@ -6,7 +6,12 @@ import type { Classify } from './classify.js';
 import { labelChars, type Label } from './labels.js';
 import { shaped, textsOf } from './texts.js';
 import type { Static } from '@sinclair/typebox';
-import type { ClassifyTree as ClassifyTreeSchema, ClassifyTreeLevel, ClassifyTreeRequest, ClassifyTreeResult as ClassifyTreeResultSchema } from '../api/classify-tree.js';
+import type {
+  ClassifyTree as ClassifyTreeSchema,
+  ClassifyTreeLevel,
+  ClassifyTreeRequest,
+  ClassifyTreeResult as ClassifyTreeResultSchema,
+} from '../api/classify-tree.js';
 
 export type Tree = Static<typeof ClassifyTreeSchema>;
 export type TreeNode = Exclude<Tree[string], string>;
@@ -20,16 +25,22 @@ export class ClassifyTree {
     private readonly classify: Classify,
   ) {}
 
-  async run(input: ClassifyTreeInput, signal?: AbortSignal): Promise<Billed<ClassifyTreeResult | { results: ClassifyTreeResult[] }>> {
+  async run(
+    input: ClassifyTreeInput,
+    signal?: AbortSignal,
+  ): Promise<Billed<ClassifyTreeResult | { results: ClassifyTreeResult[] }>> {
     const { texts, list } = textsOf(input);
     const results = await this.engine.session(
       (run) =>
         Promise.all(
           texts.map(async (text) => {
             const levels: TreeLevel[] = [];
-            for (let tree: Tree | undefined = input.tree; tree; ) {
+            for (let tree: Tree | undefined = input.tree; tree;) {
               const labels = levelLabels(tree);
-              const { results: [decided], scored: [scored] } = await this.classify.classified((jobs) => run.score(jobs), [text], labels);
+              const {
+                results: [decided],
+                scored: [scored],
+              } = await this.classify.classified((jobs) => run.score(jobs), [text], labels);
               levels.push({
                 ...decided,
                 input_chars: text.length + labelChars(labels),
@@ -37,7 +48,10 @@ export class ClassifyTree {
                 inference_ms: Math.round(scored!.decodeMs),
               });
               const node: string | TreeNode | undefined = tree[decided.label];
-              tree = typeof node === 'object' && node.labels && Object.keys(node.labels).length > 0 ? node.labels : undefined;
+              tree =
+                typeof node === 'object' && node.labels && Object.keys(node.labels).length > 0
+                  ? node.labels
+                  : undefined;
             }
             return {
               path: levels.map((l) => l.label),

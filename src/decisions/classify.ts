@@ -80,17 +80,28 @@ export class Classify {
    * Scores every text with `score` (the engine's, or a session's) and decides each; the label
    * set's prior is computed alongside (once per label set) and divided out.
    */
-  async classified(score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>, texts: string[], labels: Label[]): Promise<{ results: ClassifyResult[]; scored: ScoreResult[] }> {
+  async classified(
+    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+    texts: string[],
+    labels: Label[],
+  ): Promise<{ results: ClassifyResult[]; scored: ScoreResult[] }> {
     const [prior, scored] = await Promise.all([this.priors.of(labels), score(texts.map((t) => this.job(t, labels)))]);
     const first = scored.map((r) => calibrated(r.logprobs, prior));
     // A small model prefers labels by their place in the list; where the first reading is close,
     // the labels are read again in the other orders and each label's score is averaged over all.
     const close = texts.flatMap((_, i) => (labels.length > 2 && gap(first[i]!) < CLOSE ? [i] : []));
     if (close.length > 0) {
-      const [otherPrior, again] = await Promise.all([this.otherOrders.of(labels), score(close.map((i) => this.job(texts[i]!, labels, OTHER_SHIFTS)))]);
+      const [otherPrior, again] = await Promise.all([
+        this.otherOrders.of(labels),
+        score(close.map((i) => this.job(texts[i]!, labels, OTHER_SHIFTS))),
+      ]);
       close.forEach((i, j) => {
         first[i] = mean([first[i]!, ...rows(calibrated(again[j]!.logprobs, otherPrior), labels.length)]);
-        scored[i] = { ...scored[i]!, promptTokens: scored[i]!.promptTokens + again[j]!.promptTokens, decodeMs: scored[i]!.decodeMs + again[j]!.decodeMs };
+        scored[i] = {
+          ...scored[i]!,
+          promptTokens: scored[i]!.promptTokens + again[j]!.promptTokens,
+          decodeMs: scored[i]!.decodeMs + again[j]!.decodeMs,
+        };
       });
     }
     return { results: first.map((z) => this.decide(labels, z)), scored };
@@ -108,7 +119,10 @@ export class Classify {
     };
   }
 
-  async run(input: ClassifyInput, signal?: AbortSignal): Promise<Billed<ClassifyResult | { results: ClassifyResult[] }>> {
+  async run(
+    input: ClassifyInput,
+    signal?: AbortSignal,
+  ): Promise<Billed<ClassifyResult | { results: ClassifyResult[] }>> {
     const { texts, list } = textsOf(input);
     const labels = labelsOf(input.labels);
     const { results, scored } = await this.classified((jobs) => this.engine.score(jobs, signal), texts, labels);

@@ -26,10 +26,17 @@ export interface Calibration {
 }
 
 /** The uncalibrated numbers: what bench/calibrate.ts fits on (bench/eval --raw). */
-export const IDENTITY: Calibration = { 'yes-no': { a: 1, b: 0 }, verify: { a: 1, b: 0, agree: 0 }, classify: {}, rate: {} };
+export const IDENTITY: Calibration = {
+  'yes-no': { a: 1, b: 0 },
+  verify: { a: 1, b: 0, agree: 0 },
+  classify: {},
+  rate: {},
+};
 
 /** In effect for every decision; bench/eval --raw replaces it with IDENTITY. */
-export const calibration: Calibration = JSON.parse(readFileSync(new URL('../../../src/decisions/calibration.json', import.meta.url), 'utf8')).parameters;
+export const calibration: Calibration = JSON.parse(
+  readFileSync(new URL('../../../src/decisions/calibration.json', import.meta.url), 'utf8'),
+).parameters;
 
 export function sigmoid(x: number): number {
   return 1 / (1 + Math.exp(-x));

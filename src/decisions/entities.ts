@@ -9,7 +9,11 @@ import { Source } from './source.js';
 import { Reader } from './windows.js';
 import { shaped, textsOf } from './texts.js';
 import type { Static } from '@sinclair/typebox';
-import type { EntitiesRequest, EntitiesResult as EntitiesResultSchema, Entity as EntitySchema } from '../api/entities.js';
+import type {
+  EntitiesRequest,
+  EntitiesResult as EntitiesResultSchema,
+  Entity as EntitySchema,
+} from '../api/entities.js';
 
 export type EntitiesInput = Static<typeof EntitiesRequest>;
 export type Entity = Static<typeof EntitySchema>;
@@ -37,18 +41,30 @@ export class Entities {
     this.separator = this.prompt.option('\n')[0]!;
   }
 
-  async run(input: EntitiesInput, signal?: AbortSignal): Promise<Billed<EntitiesResult | { results: EntitiesResult[] }>> {
+  async run(
+    input: EntitiesInput,
+    signal?: AbortSignal,
+  ): Promise<Billed<EntitiesResult | { results: EntitiesResult[] }>> {
     const { texts, list } = textsOf(input);
     const types = labelsOf(input.types);
     const queries = types.map((t) => (t.description ? `${t.name}: ${t.description}` : t.name));
     const excerpts = await Promise.all(texts.map((t) => this.reader.focus(t, queries)));
     const sources = excerpts.map((e) => new Source(this.engine, e));
     const kinds = types.map((t) => this.prompt.branch(`Kind: ${t.name}${t.description ? ` (${t.description})` : ''}`));
-    const how = { separator: this.separator, none: this.none, maxSpanTokens: MAX_SPAN_TOKENS, maxSpans: MAX_PER_TYPE, minListLogprob: Math.log(MIN_PROBABILITY) };
+    const how = {
+      separator: this.separator,
+      none: this.none,
+      maxSpanTokens: MAX_SPAN_TOKENS,
+      maxSpans: MAX_PER_TYPE,
+      minListLogprob: Math.log(MIN_PROBABILITY),
+    };
     const jobs = sources.map((source) => source.job(this.prompt.prefix(`Text: ${source.text}\n\n`), kinds, how));
     const found = await this.engine.spans(jobs, signal);
     return {
-      body: shaped(found.map((r, i) => ({ entities: entitiesOf(types, sources[i]!, r) })), list),
+      body: shaped(
+        found.map((r, i) => ({ entities: entitiesOf(types, sources[i]!, r) })),
+        list,
+      ),
       inputChars: charsOf(input.text, input.texts) + labelChars(types) * texts.length,
       inputTokens: found.reduce((n, r) => n + r.promptTokens, 0),
     };
@@ -67,7 +83,8 @@ function entitiesOf(types: Label[], source: Source, r: SpanResult): Entity[] {
       if (!span || seen.has(`${type.name}\u0000${span.start}\u0000${span.end}`)) return;
       seen.add(`${type.name}\u0000${span.start}\u0000${span.end}`);
       // The first span shares its first step with "None"; later ones follow a separator.
-      const probability = k === 0 ? Math.exp(s.logprob - s.firstLogprob) / (1 + Math.exp(none - s.firstLogprob)) : Math.exp(s.logprob);
+      const probability =
+        k === 0 ? Math.exp(s.logprob - s.firstLogprob) / (1 + Math.exp(none - s.firstLogprob)) : Math.exp(s.logprob);
       // A list runs on past what the model believes: keep what it finds more likely than not.
       if (probability < MIN_PROBABILITY) return;
       out.push({ type: type.name, text: span.text, probability, start: span.start, end: span.end });

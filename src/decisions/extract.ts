@@ -18,7 +18,10 @@ import type { ExtractRequest, ExtractResult as ExtractResultSchema } from '../ap
 export type ExtractInput = Static<typeof ExtractRequest>;
 export type ExtractResult = Static<typeof ExtractResultSchema>;
 
-/** How the prompt names things (one system prompt for every kind of field, so all of a text's jobs share one cached prefix) and what None means. */
+/**
+ * How the prompt names things (one system prompt for every kind of field, so all of a text's jobs share one cached
+ * prefix) and what None means.
+ */
 export interface ExtractWording {
   system: string;
   text: string; // label before the text
@@ -60,7 +63,10 @@ export class Extract {
     const { texts, list } = textsOf(input);
     const fields = fieldsOf(input.schema);
     const excerpts = await Promise.all(texts.map((text) => this.read(text, fields)));
-    const filled = await this.engine.session((run) => Promise.all(excerpts.map((excerpt) => this.fill(run, excerpt, fields))), signal);
+    const filled = await this.engine.session(
+      (run) => Promise.all(excerpts.map((excerpt) => this.fill(run, excerpt, fields))),
+      signal,
+    );
     return {
       body: shaped(
         filled.map(({ data }) => ({ data })),
@@ -73,11 +79,18 @@ export class Extract {
 
   /** What the model reads of `text` to fill `fields`; call it before the session (see Reader). */
   read(text: string, fields: Field[]): Promise<Excerpt> {
-    return this.reader.focus(text, fields.map((f) => f.hint));
+    return this.reader.focus(
+      text,
+      fields.map((f) => f.hint),
+    );
   }
 
   /** Fills `fields` (from fieldsOf) from one excerpt within a session; `tokens` is what the model read. */
-  async fill(run: Round, excerpt: Excerpt, fields: Field[]): Promise<{ data: Record<string, unknown>; tokens: number }> {
+  async fill(
+    run: Round,
+    excerpt: Excerpt,
+    fields: Field[],
+  ): Promise<{ data: Record<string, unknown>; tokens: number }> {
     const singles = fields.filter((f) => f.kind === 'string' || f.kind === 'number' || f.kind === 'integer');
     const lists = fields.filter((f) => f.kind === 'strings');
     const flags = fields.filter((f) => f.kind === 'boolean');
@@ -91,14 +104,19 @@ export class Extract {
         { separator: this.newline, none: this.none, maxSpanTokens: 32, maxSpans, minListLogprob: Math.log(0.5) },
       );
     const scoreJobs: ScoreJob[] = [
-      ...(flags.length ? [{ prefix, branches: flags.map((f) => this.prompt.branch(`Yes or no: ${f.hint}?`)), options: this.yesNo }] : []),
+      ...(flags.length
+        ? [{ prefix, branches: flags.map((f) => this.prompt.branch(`Yes or no: ${f.hint}?`)), options: this.yesNo }]
+        : []),
       ...choices.map((f) => ({
         prefix,
         branches: [this.prompt.branch(`Choose the ${f.hint}: ${f.options!.join(', ')}`)],
         options: this.prompt.choices(f.options!),
       })),
     ];
-    const spanJobs = [...(singles.length ? [spanJob(singles, 1)] : []), ...(lists.length ? [spanJob(lists, MAX_LIST)] : [])];
+    const spanJobs = [
+      ...(singles.length ? [spanJob(singles, 1)] : []),
+      ...(lists.length ? [spanJob(lists, MAX_LIST)] : []),
+    ];
     // One job after another: each finds the text in the slot the first one left it in (prefix
     // cache), where jobs side by side would each prefill it on a slot of their own.
     const spans: SpanResult[] = [];
@@ -130,7 +148,7 @@ export class Extract {
     }
     for (const f of choices) values.set(f, f.options![argmax(normalise(scores[j++]!.logprobs))]);
     const data: Record<string, unknown> = Object.create(null);
-    for (const f of fields) setPath(data, f.path, f.kind === 'objects' ? [] : values.get(f) ?? null);
+    for (const f of fields) setPath(data, f.path, f.kind === 'objects' ? [] : (values.get(f) ?? null));
     return { data, tokens: [...spans, ...scores].reduce((n, r) => n + r.promptTokens, 0) };
   }
 }

@@ -2,10 +2,39 @@
 // ("three", "twenty-five", "two hundred and ten") or both ("3 billion"). verify compares numbers
 // through it and extract reads number fields with it.
 
-const SMALL = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen'];
+const SMALL = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+  'sixteen',
+  'seventeen',
+  'eighteen',
+  'nineteen',
+];
 const TENS = ['twenty', 'thirty', 'forty', 'fifty', 'sixty', 'seventy', 'eighty', 'ninety'];
-const WORDS = new Map<string, number>([...SMALL.map((w, i) => [w, i] as const), ...TENS.map((w, i) => [w, 20 + 10 * i] as const)]);
-const SCALES = new Map([['hundred', 100], ['thousand', 1e3], ['million', 1e6], ['billion', 1e9]]);
+const WORDS = new Map<string, number>([
+  ...SMALL.map((w, i) => [w, i] as const),
+  ...TENS.map((w, i) => [w, 20 + 10 * i] as const),
+]);
+const SCALES = new Map([
+  ['hundred', 100],
+  ['thousand', 1e3],
+  ['million', 1e6],
+  ['billion', 1e9],
+]);
 
 // Digits (with thousands separators) optionally scaled, or a run of number words.
 const SCALE = [...SCALES.keys()].join('|');
@@ -20,7 +49,10 @@ export function numberIn(s: string): number | undefined {
   const found = [...s.matchAll(NUMBER)];
   if (found.length !== 1) return undefined;
   const [whole, digits, scale] = found[0]!;
-  const n = digits !== undefined ? Number(digits.replace(/[,\s]/g, '')) * (SCALES.get(scale?.toLowerCase() ?? '') ?? 1) : spelled(whole);
+  const n =
+    digits !== undefined
+      ? Number(digits.replace(/[,\s]/g, '')) * (SCALES.get(scale?.toLowerCase() ?? '') ?? 1)
+      : spelled(whole);
   return Number.isFinite(n) ? n : undefined;
 }
 

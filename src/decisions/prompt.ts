@@ -10,8 +10,17 @@ export class Prompt {
   private readonly open: Int32Array; // template up to the user turn's content
   private readonly close: Int32Array; // end of the user turn + start of the assistant turn
 
-  constructor(private readonly engine: Engine, system: string) {
-    const rendered = engine.chat([{ role: 'system', content: system }, { role: 'user', content: HEAD + TAIL }], true);
+  constructor(
+    private readonly engine: Engine,
+    system: string,
+  ) {
+    const rendered = engine.chat(
+      [
+        { role: 'system', content: system },
+        { role: 'user', content: HEAD + TAIL },
+      ],
+      true,
+    );
     const [open, rest] = rendered.split(HEAD);
     const [between, close] = (rest ?? '').split(TAIL);
     if (open === undefined || close === undefined || between !== '') {

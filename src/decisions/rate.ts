@@ -29,7 +29,9 @@ export class Rate {
     const { texts, list } = textsOf(input);
     const scale = input.scale.map((s, i) => `${i}: ${s}`).join('\n');
     const jobs = texts.map((text) => ({
-      prefix: this.prompt.prefix(`Scale from 0 (lowest) to ${input.scale.length - 1} (highest):\n${scale}\n\nText: ${this.reader.sample(text).text}\n\n`),
+      prefix: this.prompt.prefix(
+        `Scale from 0 (lowest) to ${input.scale.length - 1} (highest):\n${scale}\n\nText: ${this.reader.sample(text).text}\n\n`,
+      ),
       branches: [this.prompt.branch('Which level of the scale fits the text?')],
       options: this.digits.slice(0, input.scale.length),
     }));

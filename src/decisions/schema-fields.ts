@@ -29,7 +29,12 @@ type Schema = Record<string, unknown>;
 
 /** The schema's leaf fields in declaration order; throws invalid_schema / invalid_request. */
 export function fieldsOf(schema: unknown): Field[] {
-  if (!isObject(schema) || schema.type !== 'object' || !isObject(schema.properties) || Object.keys(schema.properties).length === 0) {
+  if (
+    !isObject(schema) ||
+    schema.type !== 'object' ||
+    !isObject(schema.properties) ||
+    Object.keys(schema.properties).length === 0
+  ) {
     throw new ServiceError('invalid_schema', 'schema must be an object with properties');
   }
   const fields: Field[] = [];
@@ -40,14 +45,16 @@ export function fieldsOf(schema: unknown): Field[] {
 
 // Every limit is checked as the walk goes, so a huge schema is refused after the first item over.
 function walkObject(schema: Schema, path: string[], out: Field[], seen: { properties: number }): void {
-  if (path.length > MAX_SCHEMA_DEPTH) throw new ServiceError('invalid_request', `schema: objects nested deeper than ${MAX_SCHEMA_DEPTH} levels`);
+  if (path.length > MAX_SCHEMA_DEPTH)
+    throw new ServiceError('invalid_request', `schema: objects nested deeper than ${MAX_SCHEMA_DEPTH} levels`);
   checkKeywords(schema, path);
   if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) {
     refuse(path, 'additionalProperties', 'only additionalProperties: false can be enforced');
   }
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
   for (const [name, prop] of Object.entries(schema.properties as Schema)) {
-    if (++seen.properties > MAX_PROPERTIES) throw new ServiceError('invalid_request', `schema: more than ${MAX_PROPERTIES} properties`);
+    if (++seen.properties > MAX_PROPERTIES)
+      throw new ServiceError('invalid_request', `schema: more than ${MAX_PROPERTIES} properties`);
     if (out.length > MAX_FIELDS) throw tooManyFields();
     const at = [...path, name];
     const must = required.has(name);
@@ -55,24 +62,38 @@ function walkObject(schema: Schema, path: string[], out: Field[], seen: { proper
     checkKeywords(prop, at);
     const hint = hintOf(name, prop);
     if (Array.isArray(prop.enum)) {
-      if (prop.enum.length > MAX_ENUM) throw new ServiceError('invalid_request', `${where(at)}.enum: more than ${MAX_ENUM} values`);
-      if (prop.enum.length < 1 || !prop.enum.every((v) => typeof v === 'string' && v !== '')) refuse(at, 'enum', 'enum values must be non-empty strings');
+      if (prop.enum.length > MAX_ENUM)
+        throw new ServiceError('invalid_request', `${where(at)}.enum: more than ${MAX_ENUM} values`);
+      if (prop.enum.length < 1 || !prop.enum.every((v) => typeof v === 'string' && v !== ''))
+        refuse(at, 'enum', 'enum values must be non-empty strings');
       out.push({ path: at, kind: 'enum', hint, options: prop.enum as string[], required: must });
     } else if (prop.type === 'object') {
-      if (!isObject(prop.properties) || Object.keys(prop.properties).length === 0) refuse(at, 'properties', 'a nested object needs properties');
+      if (!isObject(prop.properties) || Object.keys(prop.properties).length === 0)
+        refuse(at, 'properties', 'a nested object needs properties');
       walkObject(prop, at, out, seen);
     } else if (prop.type === 'array') {
       const items = prop.items;
       if (!isObject(items)) refuse(at, 'items', 'an array needs an items schema');
       checkKeywords(items, at, '.items');
-      if (items.type === 'string' && items.enum === undefined) out.push({ path: at, kind: 'strings', hint, required: must });
+      if (items.type === 'string' && items.enum === undefined)
+        out.push({ path: at, kind: 'strings', hint, required: must });
       else if (items.type === 'object') out.push({ path: at, kind: 'objects', hint, required: must });
       else refuse(at, 'type', 'arrays may hold strings or objects', '.items');
-    } else if (prop.type === undefined || prop.type === 'string' || prop.type === 'number' || prop.type === 'integer' || prop.type === 'boolean') {
+    } else if (
+      prop.type === undefined ||
+      prop.type === 'string' ||
+      prop.type === 'number' ||
+      prop.type === 'integer' ||
+      prop.type === 'boolean'
+    ) {
       // A property with only a description is read as a string, as the hosted service reads it.
       out.push({ path: at, kind: prop.type ?? 'string', hint, required: must });
     } else {
-      refuse(at, 'type', `type ${JSON.stringify(prop.type)} is not supported (string, number, integer, boolean, enum, array, object)`);
+      refuse(
+        at,
+        'type',
+        `type ${JSON.stringify(prop.type)} is not supported (string, number, integer, boolean, enum, array, object)`,
+      );
     }
   }
 }

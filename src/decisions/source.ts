@@ -42,7 +42,10 @@ export class Source {
       this.offsets.push(byteToChar[Math.min(at, byteToChar.length - 1)]!);
     }
     if (at !== byteToChar.length - 1) {
-      throw new ServiceError('runner_error', 'the model tokenizer does not reproduce the text byte for byte; spans cannot be located');
+      throw new ServiceError(
+        'runner_error',
+        'the model tokenizer does not reproduce the text byte for byte; spans cannot be located',
+      );
     }
     // How an answer may begin a span that the text tokenized otherwise: without or with the
     // leading space, or capitalised ("Dentist appointment" for "... a dentist appointment"). A
@@ -58,7 +61,9 @@ export class Source {
         const word = text.slice(this.offsets[i], this.offsets[i + 1]).replace(/^\s/, '');
         const capital = word.charAt(0).toUpperCase() + word.slice(1);
         const spellings = new Set([word, ` ${word}`, capital, ` ${capital}`]);
-        found = [...spellings].map((f) => engine.tokenize(f)).filter((t) => t.length > 0 && !(t.length === 1 && t[0] === token));
+        found = [...spellings]
+          .map((f) => engine.tokenize(f))
+          .filter((t) => t.length > 0 && !(t.length === 1 && t[0] === token));
         forms.set(token, found);
       }
       for (const form of found) {
@@ -73,7 +78,14 @@ export class Source {
   }
 
   /** A span job that copies from this text; the model's end-of-reply tokens stop it. */
-  job(prefix: Int32Array, branches: Int32Array[], how: Pick<SpanJob, 'none' | 'separator' | 'maxSpanTokens' | 'maxSpans' | 'minListLogprob' | 'firstOptions' | 'scoredBranches'>): SpanJob {
+  job(
+    prefix: Int32Array,
+    branches: Int32Array[],
+    how: Pick<
+      SpanJob,
+      'none' | 'separator' | 'maxSpanTokens' | 'maxSpans' | 'minListLogprob' | 'firstOptions' | 'scoredBranches'
+    >,
+  ): SpanJob {
     return {
       prefix,
       branches,

@@ -18,7 +18,13 @@ import { Reader } from './windows.js';
 export type SystemOneAnswer =
   | { type: 'noul'; noul: number }
   | { type: 'choice'; choice: string; confidence: number; probabilities: Record<string, number> }
-  | { type: 'score'; score: number; confidence: number; legend: Record<string, Content>; probabilities: Record<string, number> };
+  | {
+      type: 'score';
+      score: number;
+      confidence: number;
+      legend: Record<string, Content>;
+      probabilities: Record<string, number>;
+    };
 
 export type Answers = Record<string, SystemOneAnswer>;
 
@@ -76,13 +82,29 @@ export class SystemOne {
       branches: asked.map((a) => a.branch),
       options,
     }));
-    const [scored, priors] = await this.engine.session((run) => Promise.all([run.score(jobs), Promise.all(this.priorsOf(asked, run))]), signal);
+    const [scored, priors] = await this.engine.session(
+      (run) => Promise.all([run.score(jobs), Promise.all(this.priorsOf(asked, run))]),
+      signal,
+    );
     const body = scored.map((r) =>
-      Object.fromEntries(asked.map((a, b) => [a.id, answer(a.question, priors[b] ? calibrated(row(r, b, options.length, picks[b]!), priors[b]!) : row(r, b, options.length, picks[b]!))])),
+      Object.fromEntries(
+        asked.map((a, b) => [
+          a.id,
+          answer(
+            a.question,
+            priors[b]
+              ? calibrated(row(r, b, options.length, picks[b]!), priors[b]!)
+              : row(r, b, options.length, picks[b]!),
+          ),
+        ]),
+      ),
     );
     return {
       body,
-      inputChars: charsOf(texts) + asked.reduce((n, a) => n + render(a.question.instructions ?? '').length + criteriaChars(a.question), 0) * states.length,
+      inputChars:
+        charsOf(texts) +
+        asked.reduce((n, a) => n + render(a.question.instructions ?? '').length + criteriaChars(a.question), 0) *
+          states.length,
       inputTokens: scored.reduce((n, r) => n + r.promptTokens, 0),
     };
   }
@@ -101,12 +123,25 @@ export class SystemOne {
     });
     // One job scores every missing prior: each branch reads its own options only.
     if (missing.length > 0) {
-      const options = [...new Map(missing.flatMap(({ a }) => a.options.map((o) => [o.join(','), o] as const))).values()];
+      const options = [
+        ...new Map(missing.flatMap(({ a }) => a.options.map((o) => [o.join(','), o] as const))).values(),
+      ];
       const index = new Map(options.map((o, i) => [o.join(','), i]));
-      const job: ScoreJob = { prefix: this.prompt.prefix(`Text: ${CONTENT_FREE_TEXT}\n\n`), branches: missing.map(({ a }) => a.branch), options };
+      const job: ScoreJob = {
+        prefix: this.prompt.prefix(`Text: ${CONTENT_FREE_TEXT}\n\n`),
+        branches: missing.map(({ a }) => a.branch),
+        options,
+      };
       const scored = run.score([job]).then(([r]) => r!);
       missing.forEach(({ key, a }, b) => {
-        const prior = scored.then((r) => row(r, b, options.length, a.options.map((o) => index.get(o.join(','))!)));
+        const prior = scored.then((r) =>
+          row(
+            r,
+            b,
+            options.length,
+            a.options.map((o) => index.get(o.join(','))!),
+          ),
+        );
         prior.catch(() => this.priors.delete(key)); // a cancelled or failed prior is computed again next time
         this.priors.set(key, prior);
         found.set(key, prior);
@@ -119,7 +154,13 @@ export class SystemOne {
   private ask(id: string, q: Question): Asked {
     const instructions = q.instructions == null ? undefined : render(q.instructions);
     if (q.type === 'noul') {
-      const lines = [instructions === undefined ? 'Question: is this true of the text?' : instructions.trimEnd().endsWith('?') ? `Question: ${instructions}` : `Statement: ${instructions}`];
+      const lines = [
+        instructions === undefined
+          ? 'Question: is this true of the text?'
+          : instructions.trimEnd().endsWith('?')
+            ? `Question: ${instructions}`
+            : `Statement: ${instructions}`,
+      ];
       if (q.criteria?.true != null) lines.push(`Yes when: ${render(q.criteria.true)}`);
       if (q.criteria?.false != null) lines.push(`No when: ${render(q.criteria.false)}`);
       lines.push('Yes or No?');
@@ -144,8 +185,10 @@ export function render(content: Content): string {
 }
 
 function criteriaChars(q: Question): number {
-  if (q.type === 'noul') return q.criteria ? render(q.criteria.true ?? '').length + render(q.criteria.false ?? '').length : 0;
-  if (q.type === 'choice') return Object.entries(q.criteria).reduce((n, [k, d]) => n + k.length + (d == null ? 0 : render(d).length), 0);
+  if (q.type === 'noul')
+    return q.criteria ? render(q.criteria.true ?? '').length + render(q.criteria.false ?? '').length : 0;
+  if (q.type === 'choice')
+    return Object.entries(q.criteria).reduce((n, [k, d]) => n + k.length + (d == null ? 0 : render(d).length), 0);
   return q.criteria.reduce((n: number, l) => n + render(l).length, 0);
 }
 
@@ -165,7 +208,12 @@ function answer(q: Question, logprobs: number[]): SystemOneAnswer {
   const best = argmax(p);
   if (q.type === 'choice') {
     const names = Object.keys(q.criteria);
-    return { type: 'choice', choice: names[best]!, confidence: choiceConfidence(p), probabilities: Object.fromEntries(names.map((n, i) => [n, p[i]!])) };
+    return {
+      type: 'choice',
+      choice: names[best]!,
+      confidence: choiceConfidence(p),
+      probabilities: Object.fromEntries(names.map((n, i) => [n, p[i]!])),
+    };
   }
   return {
     type: 'score',

@@ -52,7 +52,10 @@ export class Verify {
       firstOptions: this.yesNo,
       scoredBranches: 1,
     };
-    const branches = [this.prompt.branch(`Field: ${field}`), this.prompt.branch(`Yes or no: does the text give "${value}" as the ${field}?`)];
+    const branches = [
+      this.prompt.branch(`Field: ${field}`),
+      this.prompt.branch(`Yes or no: does the text give "${value}" as the ${field}?`),
+    ];
     const found = await this.engine.spans(
       sources.map((source) => source.job(this.prompt.prefix(`Text: ${source.text}\n\n`), branches, how)),
       signal,
@@ -72,7 +75,9 @@ export class Verify {
     });
     return {
       body: shaped(results, list),
-      inputChars: charsOf(input.text, input.texts) + (charsOf(input.field.name, input.field.description) + value.length) * texts.length,
+      inputChars:
+        charsOf(input.text, input.texts) +
+        (charsOf(input.field.name, input.field.description) + value.length) * texts.length,
       inputTokens: found.reduce((n, r) => n + r.promptTokens, 0),
     };
   }
@@ -83,7 +88,12 @@ export function agrees(found: string, value: string | number): boolean {
   const a = numberIn(found);
   const b = typeof value === 'number' ? value : numberIn(value);
   if (a !== undefined && b !== undefined) return a === b;
-  const norm = (s: string) => s.toLowerCase().normalize('NFKC').replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  const norm = (s: string) =>
+    s
+      .toLowerCase()
+      .normalize('NFKC')
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim();
   const f = norm(found);
   const v = norm(String(value));
   return v !== '' && (f === v || ` ${f} `.includes(` ${v} `));

@@ -24,7 +24,10 @@ export class Excerpt {
   readonly text: string;
   private readonly pieces: { at: number; from: number; length: number }[] = []; // excerpt offset, original offset
 
-  constructor(readonly original: string, ranges: [number, number][]) {
+  constructor(
+    readonly original: string,
+    ranges: [number, number][],
+  ) {
     let text = '';
     for (const [from, to] of ranges) {
       if (text !== '') text += GAP;
@@ -88,12 +91,17 @@ export class Reader {
     if (text.length <= WHOLE_TEXT_CHARS || !this.engine.canEmbed) return Excerpt.whole(text);
     const windows = windowsOf(text);
     const count = Math.max(1, Math.floor(READ_CHARS / WINDOW_CHARS));
-    const picks = new Set(Array.from({ length: count }, (_, i) => Math.round((i * (windows.length - 1)) / Math.max(1, count - 1))));
+    const picks = new Set(
+      Array.from({ length: count }, (_, i) => Math.round((i * (windows.length - 1)) / Math.max(1, count - 1))),
+    );
     return new Excerpt(text, merged([...picks].sort((a, b) => a - b).map((w) => windows[w]!)));
   }
 }
 
-/** Consecutive windows of about WINDOW_CHARS covering the text, each ending at a sentence end or a space when one is near. */
+/**
+ * Consecutive windows of about WINDOW_CHARS covering the text, each ending at a sentence end or a space when one is
+ * near.
+ */
 export function windowsOf(text: string): [number, number][] {
   const out: [number, number][] = [];
   let from = 0;
@@ -101,7 +109,12 @@ export function windowsOf(text: string): [number, number][] {
     let to = Math.min(text.length, from + WINDOW_CHARS);
     if (to < text.length) {
       const slice = text.slice(from + WINDOW_CHARS / 2, to);
-      const sentence = Math.max(slice.lastIndexOf('. '), slice.lastIndexOf('! '), slice.lastIndexOf('? '), slice.lastIndexOf('\n'));
+      const sentence = Math.max(
+        slice.lastIndexOf('. '),
+        slice.lastIndexOf('! '),
+        slice.lastIndexOf('? '),
+        slice.lastIndexOf('\n'),
+      );
       const space = slice.lastIndexOf(' ');
       const cut = sentence >= 0 ? sentence + 1 : space;
       if (cut >= 0) to = from + WINDOW_CHARS / 2 + cut + 1;

@@ -55,7 +55,9 @@ export class YesNo {
           ? [{ statements }]
           : texts.map((text) => ({ text, statements }));
 
-    const read = await Promise.all(groups.map(({ text, statements: ss }) => (text === undefined ? undefined : this.reader.focus(text, ss))));
+    const read = await Promise.all(
+      groups.map(({ text, statements: ss }) => (text === undefined ? undefined : this.reader.focus(text, ss))),
+    );
     const jobs = groups.map(({ text, statements: ss }, i) => {
       const prompt = text === undefined ? this.withoutText : this.withText;
       // Everything before the statement is shared; branches stay short because each costs prefill.
@@ -80,7 +82,14 @@ export class YesNo {
     }
     return {
       body,
-      inputChars: charsOf(input.text, input.texts, input.statement, input.statements, input.when_true, input.when_false),
+      inputChars: charsOf(
+        input.text,
+        input.texts,
+        input.statement,
+        input.statements,
+        input.when_true,
+        input.when_false,
+      ),
       inputTokens: scored.reduce((n, r) => n + r.promptTokens, 0),
     };
   }

@@ -1,6 +1,17 @@
 // The engine: one loaded model behind a fixed pool of native slots, with explicit admission.
 // Usable without the HTTP server (see src/index.ts).
-import { isNativeError, loadBinding, SPAN_DEFAULTS, type NativeBinding, type NativeEncoder, type NativeEngine, type NativeJob, type NativeLogLevel, type ScoreJob, type ScoreResult } from '../binding.js';
+import {
+  isNativeError,
+  loadBinding,
+  SPAN_DEFAULTS,
+  type NativeBinding,
+  type NativeEncoder,
+  type NativeEngine,
+  type NativeJob,
+  type NativeLogLevel,
+  type ScoreJob,
+  type ScoreResult,
+} from '../binding.js';
 import type { SpanJob, SpanResult } from '../binding.js';
 import type { ChatMessage, ModelInfo } from '../binding.js';
 import type { NativeSpeakerEncoder, TranscribeJob, TranscribeResult } from '../binding.js';
@@ -169,7 +180,6 @@ export class Engine {
     return this.session((run) => run.transcribe(job), signal);
   }
 
-
   /**
    * Admits one request for everything `body` starts: sessions, a label set's prior, the windows
    * of a long text. When `capacity` requests are already admitted this throws `overloaded` at
@@ -204,14 +214,23 @@ export class Engine {
         if (signal?.aborted) throw new CancelledError();
         for (const job of jobs) this.checkFits(job);
         this.charge(jobs);
-        return Promise.all(jobs.map((job) => this.retried(() => this.native.submit(job) as { id: number; result: Promise<R> }, running, signal)));
+        return Promise.all(
+          jobs.map((job) =>
+            this.retried(() => this.native.submit(job) as { id: number; result: Promise<R> }, running, signal),
+          ),
+        );
       };
       const speakers = this.speakerEncoder;
       const run: Round = {
         score: (jobs) => round<ScoreResult>(jobs.map((j) => ({ kind: 'score', ...j }))),
         spans: (jobs) =>
           round<SpanResult>(
-            jobs.map((j) => ({ kind: 'spans', ...j, maxSpanTokens: j.maxSpanTokens ?? SPAN_DEFAULTS.maxSpanTokens, maxSpans: j.maxSpans ?? SPAN_DEFAULTS.maxSpans })),
+            jobs.map((j) => ({
+              kind: 'spans',
+              ...j,
+              maxSpanTokens: j.maxSpanTokens ?? SPAN_DEFAULTS.maxSpanTokens,
+              maxSpans: j.maxSpans ?? SPAN_DEFAULTS.maxSpans,
+            })),
           ),
         transcribe: (job) => {
           if (!this.native.transcribe) throw new Error('this binding cannot transcribe');
@@ -248,7 +267,11 @@ export class Engine {
    * and the audio errors (bad audio 400, too long 413) are final; `running` holds the job's id
    * while it runs, so the session can cancel it.
    */
-  private async retried<R>(start: () => { id: number; result: Promise<R> }, running: Set<number>, signal?: AbortSignal): Promise<R> {
+  private async retried<R>(
+    start: () => { id: number; result: Promise<R> },
+    running: Set<number>,
+    signal?: AbortSignal,
+  ): Promise<R> {
     let last = '';
     for (let i = 0; i < ATTEMPTS; i++) {
       if (signal?.aborted) throw new CancelledError();
@@ -325,7 +348,8 @@ export function tokensOf(jobs: NativeJob[]): number {
   let tokens = 0;
   for (const job of jobs) {
     let shared = 0;
-    if (job !== jobs[0]) while (shared < job.prefix.length && shared < first!.length && job.prefix[shared] === first![shared]) shared++;
+    if (job !== jobs[0])
+      while (shared < job.prefix.length && shared < first!.length && job.prefix[shared] === first![shared]) shared++;
     tokens += job.prefix.length - shared;
     for (const b of job.branches) tokens += b.length;
     if (job.kind === 'score') for (const o of job.options) tokens += job.branches.length * o.length;

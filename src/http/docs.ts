@@ -7,7 +7,9 @@ const ROOT = new URL('../../../', import.meta.url); // the package root, from di
 
 export function docsRoutes(): Route[] {
   const documents = new Map<string, string>([['readme', readFileSync(new URL('README.md', ROOT), 'utf8')]]);
-  for (const file of readdirSync(new URL('docs/', ROOT)).filter((f) => f.endsWith('.md')).sort()) {
+  for (const file of readdirSync(new URL('docs/', ROOT))
+    .filter((f) => f.endsWith('.md'))
+    .sort()) {
     documents.set(file.slice(0, -3), readFileSync(new URL(`docs/${file}`, ROOT), 'utf8'));
   }
   const index = { documents: [...documents.keys()].map((name) => ({ name, href: `/docs/${name}` })) };

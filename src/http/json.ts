@@ -22,7 +22,8 @@ export function parseJson(req: ApiRequest): unknown {
 }
 
 function parse(raw: Buffer): unknown {
-  if (raw.length === 0) throw new ServiceError('invalid_request', 'body: Invalid input: expected a JSON object, received an empty body');
+  if (raw.length === 0)
+    throw new ServiceError('invalid_request', 'body: Invalid input: expected a JSON object, received an empty body');
   let text: string;
   try {
     text = utf8.decode(raw);
@@ -35,7 +36,8 @@ function parse(raw: Buffer): unknown {
   } catch (err) {
     throw new ServiceError('invalid_request', `body: invalid JSON (${(err as Error).message})`);
   }
-  if (nestedTooDeep(body, 0)) throw new ServiceError('invalid_request', `body: nested deeper than ${MAX_NESTING} levels`);
+  if (nestedTooDeep(body, 0))
+    throw new ServiceError('invalid_request', `body: nested deeper than ${MAX_NESTING} levels`);
   return body;
 }
 
@@ -50,6 +52,7 @@ function nestedTooDeep(value: unknown, depth: number): boolean {
     for (const child of value) if (typeof child === 'object' && nestedTooDeep(child, depth + 1)) return true;
     return false;
   }
-  for (const key of Object.keys(value)) if (nestedTooDeep((value as Record<string, unknown>)[key], depth + 1)) return true;
+  for (const key of Object.keys(value))
+    if (nestedTooDeep((value as Record<string, unknown>)[key], depth + 1)) return true;
   return false;
 }

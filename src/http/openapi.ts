@@ -7,7 +7,16 @@ import { REQUEST_CONTEXTS } from '../engine/engine.js';
 import { DEFAULTS } from '../config.js';
 import { CAPABILITIES, CAPABILITY_PREFIX, Model, ModelList } from '../api/capabilities.js';
 import { ChatCompletionRequest, ChatCompletionResponse } from '../api/chat.js';
-import { SYSTEM_ONE_BATCH_PATH, SYSTEM_ONE_PATH, SystemOneBatchRequest, SystemOneBatchResponse, SystemOneErrorBody, SystemOneRequest, SystemOneResponse, ValidationErrorBody } from '../api/systemone.js';
+import {
+  SYSTEM_ONE_BATCH_PATH,
+  SYSTEM_ONE_PATH,
+  SystemOneBatchRequest,
+  SystemOneBatchResponse,
+  SystemOneErrorBody,
+  SystemOneRequest,
+  SystemOneResponse,
+  ValidationErrorBody,
+} from '../api/systemone.js';
 import { TranscriptionResponse } from '../api/transcription.js';
 import { Type } from '@sinclair/typebox';
 
@@ -23,13 +32,22 @@ export interface AccessPolicy {
   audio?: boolean;
 }
 
-const INFERENCE_MS = { 'x-inference-ms': { description: "the decision's time on the server, ms (waiting for a slot included)", schema: { type: 'integer' } } };
+const INFERENCE_MS = {
+  'x-inference-ms': {
+    description: "the decision's time on the server, ms (waiting for a slot included)",
+    schema: { type: 'integer' },
+  },
+};
 
-const LIMITED = 'rate_limit_exceeded: the key used its requests (each item of texts, statements, questions or states counts one) or its input tokens for this minute';
+const LIMITED =
+  'rate_limit_exceeded: the key used its requests (each item of texts, statements, questions or states counts one) or its input tokens for this minute';
 const RETRY_AFTER = { 'retry-after': { description: 'seconds until the window resets', schema: { type: 'integer' } } };
 
 const RETRY = {
-  'x-should-retry': { description: 'true when retrying may succeed (OpenAI SDKs obey it)', schema: { type: 'string', enum: ['true', 'false'] } },
+  'x-should-retry': {
+    description: 'true when retrying may succeed (OpenAI SDKs obey it)',
+    schema: { type: 'string', enum: ['true', 'false'] },
+  },
 };
 
 /** Limits checked before any model work; a request over one gets 400 invalid_request naming it. */
@@ -43,10 +61,18 @@ function limits(requestTokens: number): string {
   );
 }
 
-export function openapiDocument(version: string, access: AccessPolicy = { keys: false, rateLimit: false }, requestTokens = REQUEST_CONTEXTS * DEFAULTS.contextSize): Json {
+export function openapiDocument(
+  version: string,
+  access: AccessPolicy = { keys: false, rateLimit: false },
+  requestTokens = REQUEST_CONTEXTS * DEFAULTS.contextSize,
+): Json {
   const components: Record<string, Json> = {};
   const hoist = (schema: unknown) => refs(JSON.parse(JSON.stringify(schema)), components);
-  const error = (description: string, headers: Json = {}) => ({ description, headers: { ...RETRY, ...headers }, content: { 'application/json': { schema: hoist(ErrorBody) } } });
+  const error = (description: string, headers: Json = {}) => ({
+    description,
+    headers: { ...RETRY, ...headers },
+    content: { 'application/json': { schema: hoist(ErrorBody) } },
+  });
   const paths: Json = {};
   for (const [name, c] of Object.entries(CAPABILITIES)) {
     paths[`${CAPABILITY_PREFIX}/${name}`] = {
@@ -56,7 +82,8 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
         requestBody: { required: true, content: { 'application/json': { schema: hoist(c.request) } } },
         responses: {
           200: {
-            description: 'the decision; `texts` (and lists of statements or questions) give `{ results }` in input order',
+            description:
+              'the decision; `texts` (and lists of statements or questions) give `{ results }` in input order',
             headers: {
               'x-input-chars': { description: 'input characters', schema: { type: 'integer' } },
               'x-input-tokens': { description: 'input tokens billed for this call', schema: { type: 'integer' } },
@@ -64,10 +91,14 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
             },
             content: { 'application/json': { schema: hoist(c.response) } },
           },
-          400: error('invalid_request (or invalid_schema for extract); a request over a limit of info.description, named in the message'),
+          400: error(
+            'invalid_request (or invalid_schema for extract); a request over a limit of info.description, named in the message',
+          ),
           413: error('payload_too_large'),
           502: error('runner_error: inference failed twice; retry with backoff (x-should-retry: true)'),
-          529: error('overloaded: all inference slots busy; retry with exponential backoff and jitter, at most three attempts; lower concurrency when frequent (x-should-retry: true)'),
+          529: error(
+            'overloaded: all inference slots busy; retry with exponential backoff and jitter, at most three attempts; lower concurrency when frequent (x-should-retry: true)',
+          ),
         },
       },
     };
@@ -79,8 +110,12 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
       requestBody: { required: true, content: { 'application/json': { schema: hoist(ChatCompletionRequest) } } },
       responses: {
         200: {
-          description: 'one choice; with stream: true, one chat.completion.chunk event then data: [DONE] (text/event-stream)',
-          content: { 'application/json': { schema: hoist(ChatCompletionResponse) }, 'text/event-stream': { schema: { type: 'string' } } },
+          description:
+            'one choice; with stream: true, one chat.completion.chunk event then data: [DONE] (text/event-stream)',
+          content: {
+            'application/json': { schema: hoist(ChatCompletionResponse) },
+            'text/event-stream': { schema: { type: 'string' } },
+          },
         },
         400: error('invalid_request, invalid_schema or unsupported_request'),
         404: error('model_not_found'),
@@ -91,10 +126,26 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
     },
   };
   // System One: validation failures are 422 `detail[]`; other errors `detail{}`; both keep `error`.
-  const wire = (description: string, schema: unknown = SystemOneErrorBody, headers: Json = {}) => ({ description, headers: { ...RETRY, ...headers }, content: { 'application/json': { schema: hoist(schema) } } });
+  const wire = (description: string, schema: unknown = SystemOneErrorBody, headers: Json = {}) => ({
+    description,
+    headers: { ...RETRY, ...headers },
+    content: { 'application/json': { schema: hoist(schema) } },
+  });
   for (const [path, request, response, operationId, summary] of [
-    [SYSTEM_ONE_PATH, SystemOneRequest, SystemOneResponse, 'systemOne', 'System One: named noul, choice and score questions about one state, answered over one reading of it'],
-    [SYSTEM_ONE_BATCH_PATH, SystemOneBatchRequest, SystemOneBatchResponse, 'systemOneBatch', 'System One over several states: one result per state, in order'],
+    [
+      SYSTEM_ONE_PATH,
+      SystemOneRequest,
+      SystemOneResponse,
+      'systemOne',
+      'System One: named noul, choice and score questions about one state, answered over one reading of it',
+    ],
+    [
+      SYSTEM_ONE_BATCH_PATH,
+      SystemOneBatchRequest,
+      SystemOneBatchResponse,
+      'systemOneBatch',
+      'System One over several states: one result per state, in order',
+    ],
   ] as const) {
     paths[path] = {
       post: {
@@ -106,14 +157,20 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
             description: 'the answers, per question id',
             headers: {
               'x-input-chars': { description: 'input characters', schema: { type: 'integer' } },
-              'x-input-tokens': { description: 'input tokens billed (usage.input_tokens)', schema: { type: 'integer' } },
+              'x-input-tokens': {
+                description: 'input tokens billed (usage.input_tokens)',
+                schema: { type: 'integer' },
+              },
               ...INFERENCE_MS,
             },
             content: { 'application/json': { schema: hoist(response) } },
           },
           404: wire('model_not_found: a model other than "jev-latest" or "decision-machine-1"'),
           413: error('payload_too_large'),
-          422: wire('a bad request (invalid JSON, a field out of its bounds, an image): FastAPI-style detail[] locating the field', ValidationErrorBody),
+          422: wire(
+            'a bad request (invalid JSON, a field out of its bounds, an image): FastAPI-style detail[] locating the field',
+            ValidationErrorBody,
+          ),
           502: wire('runner_error: inference failed twice; retry with backoff'),
           529: wire('overloaded: all inference slots busy; retry with backoff'),
           ...(access.keys ? { 401: wire('authentication_error: missing_api_key or invalid_api_key') } : {}),
@@ -128,7 +185,13 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
         operationId: 'transcribe',
         summary: 'Transcript with word times, and speaker labels with diarize=true; the body is the raw audio file',
         parameters: [{ name: 'diarize', in: 'query', required: false, schema: { type: 'boolean', default: false } }],
-        requestBody: { required: true, content: { 'audio/*': { schema: { type: 'string', format: 'binary' } }, 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+        requestBody: {
+          required: true,
+          content: {
+            'audio/*': { schema: { type: 'string', format: 'binary' } },
+            'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
+          },
+        },
         responses: {
           200: {
             description: 'the transcript',
@@ -138,7 +201,9 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
             },
             content: { 'application/json': { schema: hoist(TranscriptionResponse) } },
           },
-          400: error('invalid_request or unsupported_request: empty, undecodable or over-long audio, a bad diarize value'),
+          400: error(
+            'invalid_request or unsupported_request: empty, undecodable or over-long audio, a bad diarize value',
+          ),
           413: error('payload_too_large'),
           415: error('unsupported_media_type: Content-Type is not audio/* or application/octet-stream'),
           502: error('runner_error; retry with backoff (x-should-retry: true)'),
@@ -149,29 +214,76 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
   }
   const Models = Type.Object({
     ...ModelList.properties,
-    models: Type.Array(Type.Object({ name: Type.String(), description: Type.String(), release_date: Type.String() }), { description: 'the names System One clients may send as `model`' }),
+    models: Type.Array(Type.Object({ name: Type.String(), description: Type.String(), release_date: Type.String() }), {
+      description: 'the names System One clients may send as `model`',
+    }),
   });
-  paths['/v1/models'] = { get: { operationId: 'listModels', responses: { 200: { description: 'the one model: `data` for OpenAI clients, `models` for System One clients', content: { 'application/json': { schema: hoist(Models) } } } } } };
+  paths['/v1/models'] = {
+    get: {
+      operationId: 'listModels',
+      responses: {
+        200: {
+          description: 'the one model: `data` for OpenAI clients, `models` for System One clients',
+          content: { 'application/json': { schema: hoist(Models) } },
+        },
+      },
+    },
+  };
   paths['/v1/models/{id}'] = {
     get: {
       operationId: 'retrieveModel',
       parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-      responses: { 200: { description: 'the model', content: { 'application/json': { schema: hoist(Model) } } }, 404: error('model_not_found') },
+      responses: {
+        200: { description: 'the model', content: { 'application/json': { schema: hoist(Model) } } },
+        404: error('model_not_found'),
+      },
     },
   };
-  const service = { type: 'object', required: ['name', 'version', 'links'], properties: { name: { type: 'string' }, version: { type: 'string' }, links: { type: 'object' } } };
-  paths['/'] = { get: { operationId: 'describeService', security: [], summary: 'Service name, version and links', responses: { 200: { description: 'the service', content: { 'application/json': { schema: service } } } } } };
-  paths['/openapi.json'] = { get: { operationId: 'openapiDocument', security: [], summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1.1', content: { 'application/json': { schema: { type: 'object' } } } } } } };
-  for (const [path, item] of Object.entries(paths)) if (path.startsWith('/v1/')) for (const op of Object.values(item as Json)) guarded(op as Json, access, error);
+  const service = {
+    type: 'object',
+    required: ['name', 'version', 'links'],
+    properties: { name: { type: 'string' }, version: { type: 'string' }, links: { type: 'object' } },
+  };
+  paths['/'] = {
+    get: {
+      operationId: 'describeService',
+      security: [],
+      summary: 'Service name, version and links',
+      responses: { 200: { description: 'the service', content: { 'application/json': { schema: service } } } },
+    },
+  };
+  paths['/openapi.json'] = {
+    get: {
+      operationId: 'openapiDocument',
+      security: [],
+      summary: 'This document',
+      responses: {
+        200: { description: 'OpenAPI 3.1.1', content: { 'application/json': { schema: { type: 'object' } } } },
+      },
+    },
+  };
+  for (const [path, item] of Object.entries(paths))
+    if (path.startsWith('/v1/')) for (const op of Object.values(item as Json)) guarded(op as Json, access, error);
   return {
     openapi: '3.1.1',
-    info: { title: 'decision-machine-1', version: '1.0.0', description: `Typed decisions over text and speech. Service build ${version}.${access.keys ? '' : ' Key checking is off on this deployment: the bearer key is optional.'} ${limits(requestTokens)}` },
+    info: {
+      title: 'decision-machine-1',
+      version: '1.0.0',
+      description: `Typed decisions over text and speech. Service build ${version}.${access.keys ? '' : ' Key checking is off on this deployment: the bearer key is optional.'} ${limits(requestTokens)}`,
+    },
     // Public routes override this with `security: []`. Off, the empty requirement makes the key optional.
     security: access.keys ? [{ bearerAuth: [] }] : [{}, { bearerAuth: [] }],
     paths,
     components: {
       schemas: components,
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key `test_sk-{organization}-{secret}` or `prod_sk-{organization}-{secret}`, issued by the operator' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'API key `test_sk-{organization}-{secret}` or `prod_sk-{organization}-{secret}`, issued by the operator',
+        },
+      },
     },
   };
 }
@@ -180,22 +292,34 @@ export function openapiDocument(version: string, access: AccessPolicy = { keys: 
 function guarded(op: Json, access: AccessPolicy, error: (description: string, headers?: Json) => Json): void {
   const responses = op.responses as Json;
   // An operation with its own error shape (System One) documents its 401 and 429 itself.
-  if (access.keys) responses[401] ??= error('missing_api_key (no bearer header) or invalid_api_key (malformed, unknown or revoked key)');
+  if (access.keys)
+    responses[401] ??= error(
+      'missing_api_key (no bearer header) or invalid_api_key (malformed, unknown or revoked key)',
+    );
   const ok = responses[200] as Json;
   if (access.rateLimit) {
     ok.headers = {
       ...(ok.headers as Json),
       'x-ratelimit-limit-requests': { description: "the key's requests per minute", schema: { type: 'integer' } },
       'x-ratelimit-remaining-requests': { description: 'requests left in this minute', schema: { type: 'integer' } },
-      'x-ratelimit-reset-requests': { description: 'time until the minute window resets, e.g. `17s`', schema: { type: 'string' } },
+      'x-ratelimit-reset-requests': {
+        description: 'time until the minute window resets, e.g. `17s`',
+        schema: { type: 'string' },
+      },
     };
   }
   if (access.tokenLimit) {
     ok.headers = {
       ...(ok.headers as Json),
       'x-ratelimit-limit-tokens': { description: "the key's input tokens per minute", schema: { type: 'integer' } },
-      'x-ratelimit-remaining-tokens': { description: 'input tokens left in this minute, after this call', schema: { type: 'integer' } },
-      'x-ratelimit-reset-tokens': { description: 'time until the minute window resets, e.g. `17s`', schema: { type: 'string' } },
+      'x-ratelimit-remaining-tokens': {
+        description: 'input tokens left in this minute, after this call',
+        schema: { type: 'integer' },
+      },
+      'x-ratelimit-reset-tokens': {
+        description: 'time until the minute window resets, e.g. `17s`',
+        schema: { type: 'string' },
+      },
     };
   }
   if (access.rateLimit || access.tokenLimit) responses[429] ??= error(LIMITED, RETRY_AFTER);
@@ -207,7 +331,9 @@ function refs(node: unknown, components: Record<string, Json>): unknown {
   if (Array.isArray(node)) return node.map((n) => refs(n, components));
   if (node === null || typeof node !== 'object') return node;
   const out: Json = {};
-  for (const [k, v] of Object.entries(node)) out[k] = k === '$ref' && typeof v === 'string' && !v.startsWith('#') ? `#/components/schemas/${v}` : refs(v, components);
+  for (const [k, v] of Object.entries(node))
+    out[k] =
+      k === '$ref' && typeof v === 'string' && !v.startsWith('#') ? `#/components/schemas/${v}` : refs(v, components);
   if (typeof out.$id === 'string') {
     const id = out.$id;
     delete out.$id;

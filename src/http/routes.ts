@@ -55,7 +55,10 @@ function runners(s: Service): Record<Capability, Runner> {
     classify: (b, signal) => s.classify.run(b, signal),
     'classify-tree': (b, signal) => {
       if (treeDepth(b.tree) > MAX_TREE_DEPTH) {
-        throw new ServiceError('invalid_request', `tree: deeper than ${MAX_TREE_DEPTH} levels (each level is one model call)`);
+        throw new ServiceError(
+          'invalid_request',
+          `tree: deeper than ${MAX_TREE_DEPTH} levels (each level is one model call)`,
+        );
       }
       return s.classifyTree.run(b, signal);
     },
@@ -68,9 +71,18 @@ function runners(s: Service): Record<Capability, Runner> {
 }
 
 // The one model this service lists; `created` is the date the id was first served.
-const MODEL = Object.freeze({ id: MODEL_ID, object: 'model', created: Date.UTC(2026, 10, 22) / 1000, owned_by: 'decision-machine-1' });
+const MODEL = Object.freeze({
+  id: MODEL_ID,
+  object: 'model',
+  created: Date.UTC(2026, 10, 22) / 1000,
+  owned_by: 'decision-machine-1',
+});
 // The same listing for System One clients (`models`: name, description, release_date), beside OpenAI's `data`.
-const SYSTEM_ONE_MODELS = ['jev-latest', MODEL_ID].map((name) => ({ name, description: `${MODEL_ID}: typed decisions over text (noul, choice, score)`, release_date: '2026-11-22' }));
+const SYSTEM_ONE_MODELS = ['jev-latest', MODEL_ID].map((name) => ({
+  name,
+  description: `${MODEL_ID}: typed decisions over text (noul, choice, score)`,
+  release_date: '2026-11-22',
+}));
 
 /**
  * Every route. Routes under /v1 (whoever adds them) pass through the gate: key check, rate
@@ -78,15 +90,40 @@ const SYSTEM_ONE_MODELS = ['jev-latest', MODEL_ID].map((name) => ({ name, descri
  */
 export function routes(service: Service, gate: Gate = new Gate()): Route[] {
   const run = runners(service);
-  const access = { keys: gate.checksKeys, rateLimit: gate.limitsRate, tokenLimit: gate.limitsTokens, audio: service.transcription !== undefined };
+  const access = {
+    keys: gate.checksKeys,
+    rateLimit: gate.limitsRate,
+    tokenLimit: gate.limitsTokens,
+    audio: service.transcription !== undefined,
+  };
   const openapi = JSON.stringify(openapiDocument(service.version, access, service.engine.requestTokens));
   const metrics = gate.options.metrics;
   const all: Route[] = [
     { method: 'get', path: '/', handler: async () => ({ status: 200, body: describe(service, gate, all) }) },
-    { method: 'get', path: '/openapi.json', handler: async () => ({ status: 200, body: openapi, contentType: 'application/json' }) },
+    {
+      method: 'get',
+      path: '/openapi.json',
+      handler: async () => ({ status: 200, body: openapi, contentType: 'application/json' }),
+    },
     ...docsRoutes(),
-    ...(metrics ? [{ method: 'get', path: '/metrics', handler: async () => ({ status: 200, body: await metrics.text(), contentType: metrics.registry.contentType }) } as Route] : []),
-    { method: 'get', path: '/v1/models', handler: async () => ({ status: 200, body: { object: 'list', data: [MODEL], models: SYSTEM_ONE_MODELS } }) },
+    ...(metrics
+      ? [
+          {
+            method: 'get',
+            path: '/metrics',
+            handler: async () => ({
+              status: 200,
+              body: await metrics.text(),
+              contentType: metrics.registry.contentType,
+            }),
+          } as Route,
+        ]
+      : []),
+    {
+      method: 'get',
+      path: '/v1/models',
+      handler: async () => ({ status: 200, body: { object: 'list', data: [MODEL], models: SYSTEM_ONE_MODELS } }),
+    },
     {
       method: 'get',
       path: '/v1/models/:id',
@@ -101,7 +138,9 @@ export function routes(service: Service, gate: Gate = new Gate()): Route[] {
     ...systemOneRoutes(new SystemOne(service.engine)),
     ...(service.transcription ? audioRoutes(service.transcription) : []),
   ];
-  return all.map((route) => (route.path.startsWith('/v1/') ? gate.guard(route) : route)).map((route) => (isSystemOnePath(route.path) ? systemOneErrors(route) : route));
+  return all
+    .map((route) => (route.path.startsWith('/v1/') ? gate.guard(route) : route))
+    .map((route) => (isSystemOnePath(route.path) ? systemOneErrors(route) : route));
 }
 
 /** POST /v1/chat/completions: the model is checked first, then the body, then the mode. */
@@ -120,7 +159,13 @@ function chatCompletions(chat: Chat, engine: Engine): Route {
       refuseImages(request);
       const completion = await engine.admitted(() => chat.complete(request, req.signal));
       const headers = { 'x-input-tokens': String(completion.usage.prompt_tokens) };
-      if (request.stream) return { status: 200, body: streamOf(completion), contentType: 'text/event-stream', headers: { ...headers, 'cache-control': 'no-cache' } };
+      if (request.stream)
+        return {
+          status: 200,
+          body: streamOf(completion),
+          contentType: 'text/event-stream',
+          headers: { ...headers, 'cache-control': 'no-cache' },
+        };
       return { status: 200, body: completion, headers };
     },
   };
@@ -130,7 +175,8 @@ function describe(service: Service, gate: Gate, all: Route[]) {
   return {
     name: service.name,
     version: service.version,
-    description: 'Typed decisions over text and speech: yes/no, labels, label trees, ratings, answer spans, JSON extraction, entities, verification; transcription with word times and speakers; an OpenAI-compatible chat facade for extraction and function calling.',
+    description:
+      'Typed decisions over text and speech: yes/no, labels, label trees, ratings, answer spans, JSON extraction, entities, verification; transcription with word times and speakers; an OpenAI-compatible chat facade for extraction and function calling.',
     model: MODEL_ID,
     links: { openapi: '/openapi.json', docs: '/docs', metrics: gate.options.metrics ? '/metrics' : null },
     authentication: gate.checksKeys ? 'Authorization: Bearer <key> on every /v1 route' : 'off: no key needed',
@@ -175,7 +221,8 @@ function decision(name: Capability, run: Runner, engine: Engine): Route {
     handler: async (req) => {
       const body = parseJson(req);
       // The hosted service's SDK sends `image` (and `detail`) for image input.
-      if (body !== null && typeof body === 'object' && 'image' in body) throw new ServiceError('invalid_request', `image: ${IMAGES_UNSUPPORTED}`);
+      if (body !== null && typeof body === 'object' && 'image' in body)
+        throw new ServiceError('invalid_request', `image: ${IMAGES_UNSUPPORTED}`);
       const input = validate(body);
       checkDecisions(input as Parameters<typeof checkDecisions>[0]);
       const started = performance.now();
@@ -183,7 +230,11 @@ function decision(name: Capability, run: Runner, engine: Engine): Route {
       return {
         status: 200,
         body: out.body,
-        headers: { 'x-input-chars': String(out.inputChars), 'x-input-tokens': String(out.inputTokens), 'x-inference-ms': String(Math.round(performance.now() - started)) },
+        headers: {
+          'x-input-chars': String(out.inputChars),
+          'x-input-tokens': String(out.inputTokens),
+          'x-inference-ms': String(Math.round(performance.now() - started)),
+        },
       };
     },
   };

@@ -1,7 +1,15 @@
 // POST /v1/systemone and /v1/systemone/batch: the System One wire over the same engine, keys,
 // limits and ledger as every /v1 route. Errors (the gate's included) take the wire's shapes.
 import { ServiceError } from '../errors.js';
-import { SYSTEM_ONE_BATCH_PATH, SYSTEM_ONE_MODELS, SYSTEM_ONE_PATH, ValidationFailed, IMAGES_UNSUPPORTED, systemOneError, validateSystemOne } from '../api/systemone.js';
+import {
+  SYSTEM_ONE_BATCH_PATH,
+  SYSTEM_ONE_MODELS,
+  SYSTEM_ONE_PATH,
+  ValidationFailed,
+  IMAGES_UNSUPPORTED,
+  systemOneError,
+  validateSystemOne,
+} from '../api/systemone.js';
 import type { SystemOne } from '../decisions/systemone.js';
 import { MODEL_ID } from '../api/capabilities.js';
 import { parseJson } from './json.js';
@@ -28,7 +36,11 @@ export function systemOneRoutes(systemOne: SystemOne): Route[] {
         checkModel(input.model);
         const started = performance.now();
         const out = await systemOne.run(input.states, input.questions, req.signal);
-        return reply({ model: MODEL_ID, results: out.body.map((answers) => ({ answers })), usage: usage(out.inputTokens) }, out, started);
+        return reply(
+          { model: MODEL_ID, results: out.body.map((answers) => ({ answers })), usage: usage(out.inputTokens) },
+          out,
+          started,
+        );
       },
     },
   ];
@@ -61,14 +73,18 @@ function body(req: ApiRequest): unknown {
   try {
     return parseJson(req);
   } catch (err) {
-    if (err instanceof ServiceError) throw new ValidationFailed([{ loc: ['body'], msg: err.message.replace(/^body: /, ''), type: 'json_invalid' }]);
+    if (err instanceof ServiceError)
+      throw new ValidationFailed([{ loc: ['body'], msg: err.message.replace(/^body: /, ''), type: 'json_invalid' }]);
     throw err;
   }
 }
 
 function checkModel(model: string): void {
   if (!(SYSTEM_ONE_MODELS as readonly string[]).includes(model)) {
-    throw new ServiceError('model_not_found', `model ${JSON.stringify(model)} not found; use ${SYSTEM_ONE_MODELS.map((m) => `"${m}"`).join(' or ')}`);
+    throw new ServiceError(
+      'model_not_found',
+      `model ${JSON.stringify(model)} not found; use ${SYSTEM_ONE_MODELS.map((m) => `"${m}"`).join(' or ')}`,
+    );
   }
 }
 
@@ -80,6 +96,10 @@ function reply(body: unknown, out: { inputChars: number; inputTokens: number }, 
   return {
     status: 200,
     body,
-    headers: { 'x-input-chars': String(out.inputChars), 'x-input-tokens': String(out.inputTokens), 'x-inference-ms': String(Math.round(performance.now() - started)) },
+    headers: {
+      'x-input-chars': String(out.inputChars),
+      'x-input-tokens': String(out.inputTokens),
+      'x-inference-ms': String(Math.round(performance.now() - started)),
+    },
   };
 }

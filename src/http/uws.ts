@@ -86,21 +86,34 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
     ended = true;
     const seconds = (performance.now() - started) / 1000;
     options.metrics?.observe(route.path, route.method.toUpperCase(), reply.status, seconds);
-    options.log.info('request', { id, method: route.method.toUpperCase(), path, status: reply.status, ms: Math.round(seconds * 1000), ...log });
+    options.log.info('request', {
+      id,
+      method: route.method.toUpperCase(),
+      path,
+      status: reply.status,
+      ms: Math.round(seconds * 1000),
+      ...log,
+    });
   };
   // Anything unexpected, even in `send` itself, ends this request with the envelope, never the process.
   const fail = (err: unknown) => {
     if (aborted) return; // the client is gone: its job was cancelled, nothing to write
-    if (err instanceof ServiceError && !answered) return send({ status: err.status, body: err.toJSON(), headers: err.headers });
+    if (err instanceof ServiceError && !answered)
+      return send({ status: err.status, body: err.toJSON(), headers: err.headers });
     options.log.error('unhandled error', { id, path, error: String((err as Error)?.stack ?? err) });
     if (answered) return;
     const internal = new ServiceError('internal_error', 'internal error');
     send({ status: 500, body: internal.toJSON(), headers: internal.headers });
   };
 
-  const body = route.method === 'get' ? Promise.resolve(Buffer.alloc(0)) : readBody(res, route.maxBodyBytes ?? options.maxBodyBytes);
+  const body =
+    route.method === 'get'
+      ? Promise.resolve(Buffer.alloc(0))
+      : readBody(res, route.maxBodyBytes ?? options.maxBodyBytes);
   body
-    .then((body) => route.handler({ method: route.method, path, query, headers, body, id, signal: controller.signal, log }))
+    .then((body) =>
+      route.handler({ method: route.method, path, query, headers, body, id, signal: controller.signal, log }),
+    )
     .then(send)
     .catch(fail)
     .catch((err: unknown) => {
@@ -109,7 +122,10 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
     });
 }
 
-/** A client's x-request-id is kept when it is a plain token (it names the request in logs and the ledger); otherwise a fresh one is made. */
+/**
+ * A client's x-request-id is kept when it is a plain token (it names the request in logs and the ledger); otherwise a
+ * fresh one is made.
+ */
 function requestId(sent: string | undefined): string {
   return sent !== undefined && /^[A-Za-z0-9._:@+=\/-]{1,128}$/.test(sent) ? sent : randomUUID();
 }

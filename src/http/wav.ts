@@ -11,7 +11,7 @@ export function checkWavLength(audio: Uint8Array): void {
   const view = new DataView(audio.buffer, audio.byteOffset, audio.byteLength);
   let byteRate = 0;
   // Chunks are walked, not searched: a bounded loop over at most a few headers.
-  for (let at = 12; at + 8 <= audio.length; ) {
+  for (let at = 12; at + 8 <= audio.length;) {
     const id = ascii(audio, at);
     const size = view.getUint32(at + 4, true);
     if (id === 'fmt ' && at + 20 <= audio.length) byteRate = view.getUint32(at + 16, true);
@@ -22,7 +22,10 @@ export function checkWavLength(audio: Uint8Array): void {
       const declared = size / byteRate;
       const held = (audio.length - at - 8) / byteRate;
       if (declared > 1 && held < 0.9 * declared - 0.5) {
-        throw new ServiceError('invalid_request', `body: the audio file is truncated: it declares ${declared.toFixed(1)} s but holds ${held.toFixed(1)} s`);
+        throw new ServiceError(
+          'invalid_request',
+          `body: the audio file is truncated: it declares ${declared.toFixed(1)} s but holds ${held.toFixed(1)} s`,
+        );
       }
       return;
     }

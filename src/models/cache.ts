@@ -184,4 +184,3 @@ export async function install(
     await rm(part, { force: true });
   }
 }
-

@@ -78,10 +78,23 @@ async function list(store: StoreOptions): Promise<number> {
   for (const m of MODELS) {
     const state = await cacheState(m, cacheDirOf(store));
     const cached = state === 'verified' ? 'yes' : state === 'unverified' ? 'yes (not yet hashed)' : 'no';
-    rows.push([m.id, m.role, `${(m.size / 1e6).toFixed(0)} MB`, m.licence, cached, m.id === DEFAULT_DECISION_MODEL ? '*' : '']);
+    rows.push([
+      m.id,
+      m.role,
+      `${(m.size / 1e6).toFixed(0)} MB`,
+      m.licence,
+      cached,
+      m.id === DEFAULT_DECISION_MODEL ? '*' : '',
+    ]);
   }
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  for (const r of rows) process.stdout.write(r.map((cell, c) => cell.padEnd(widths[c])).join('  ').trimEnd() + '\n');
+  for (const r of rows)
+    process.stdout.write(
+      r
+        .map((cell, c) => cell.padEnd(widths[c]))
+        .join('  ')
+        .trimEnd() + '\n',
+    );
   process.stdout.write(`cache: ${cacheDirOf(store)}\n`);
   return 0;
 }

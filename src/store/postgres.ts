@@ -75,7 +75,10 @@ export class PostgresStore implements Store {
   }
 
   async revokeKey(id: string, at: string): Promise<boolean> {
-    const res = await this.pool.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [at, id]);
+    const res = await this.pool.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [
+      at,
+      id,
+    ]);
     return res.rowCount === 1;
   }
 
@@ -87,13 +90,25 @@ export class PostgresStore implements Store {
   }
 
   async usage(range: { since?: string; until?: string } = {}): Promise<UsageTotal[]> {
-    const { rows } = await this.pool.query<{ organization: string; key_id: string; mode: string; requests: number; tokens: string }>(
+    const { rows } = await this.pool.query<{
+      organization: string;
+      key_id: string;
+      mode: string;
+      requests: number;
+      tokens: string;
+    }>(
       `SELECT organization, key_id, mode, COUNT(*)::int AS requests, SUM(input_tokens)::bigint AS tokens FROM usage
        WHERE at >= COALESCE($1::timestamptz, '-infinity') AND at < COALESCE($2::timestamptz, 'infinity')
        GROUP BY organization, key_id, mode ORDER BY organization, key_id`,
       [range.since ?? null, range.until ?? null],
     );
-    return rows.map((r) => ({ organization: r.organization, keyId: r.key_id, mode: r.mode, requests: r.requests, inputTokens: Number(r.tokens) }));
+    return rows.map((r) => ({
+      organization: r.organization,
+      keyId: r.key_id,
+      mode: r.mode,
+      requests: r.requests,
+      inputTokens: Number(r.tokens),
+    }));
   }
 
   async close(): Promise<void> {

@@ -30,7 +30,10 @@ return {1, n, left}
  * away instead of waiting for it (the request path must not stall); resolves once connected or
  * after `waitMs`, whichever comes first.
  */
-export async function connectRedis(url: string, options: { failFast?: boolean; waitMs?: number; onError?: (err: Error) => void } = {}): Promise<Redis> {
+export async function connectRedis(
+  url: string,
+  options: { failFast?: boolean; waitMs?: number; onError?: (err: Error) => void } = {},
+): Promise<Redis> {
   const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: !options.failFast });
   redis.on('error', options.onError ?? (() => {}));
   await new Promise<void>((resolve) => {
@@ -70,7 +73,12 @@ export class RedisLimiter implements Limiter {
     }
     this.degraded = false;
     const [allowed, count, left] = reply;
-    return { allowed: allowed === 1, limit: this.limit, remaining: this.limit - count, resetSeconds: Math.max(1, Math.ceil(left / 1000)) };
+    return {
+      allowed: allowed === 1,
+      limit: this.limit,
+      remaining: this.limit - count,
+      resetSeconds: Math.max(1, Math.ceil(left / 1000)),
+    };
   }
 }
 
@@ -80,7 +88,11 @@ export async function publishRevocation(redis: Redis, keyId: string): Promise<vo
 }
 
 /** Calls `onRevoked` with each revoked key id; resolves once subscribed. Returns the subscriber connection. */
-export async function subscribeRevocations(url: string, onRevoked: (keyId: string) => void, onError?: (err: Error) => void): Promise<Redis> {
+export async function subscribeRevocations(
+  url: string,
+  onRevoked: (keyId: string) => void,
+  onError?: (err: Error) => void,
+): Promise<Redis> {
   const sub = await connectRedis(url, { onError });
   sub.on('message', (_channel: string, keyId: string) => onRevoked(keyId));
   await sub.subscribe(REVOKED_CHANNEL);

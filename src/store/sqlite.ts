@@ -35,7 +35,9 @@ export class SqliteStore implements Store {
 
   async addKey(k: KeyRecord): Promise<void> {
     this.db
-      .prepare('INSERT INTO api_keys (id, hash, mode, organization, name, hint, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .prepare(
+        'INSERT INTO api_keys (id, hash, mode, organization, name, hint, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      )
       .run(k.id, k.hash, k.mode, k.organization, k.name, k.hint, k.createdAt, k.revokedAt);
   }
 
@@ -48,12 +50,17 @@ export class SqliteStore implements Store {
   }
 
   async revokeKey(id: string, at: string): Promise<boolean> {
-    return this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, id).changes === 1;
+    return (
+      this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, id).changes ===
+      1
+    );
   }
 
   async recordUsage(u: UsageEntry): Promise<void> {
     this.db
-      .prepare('INSERT INTO usage (request_id, key_id, organization, mode, route, input_tokens, at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .prepare(
+        'INSERT INTO usage (request_id, key_id, organization, mode, route, input_tokens, at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
       .run(u.requestId, u.keyId, u.organization, u.mode, u.route, u.inputTokens, u.at);
   }
 

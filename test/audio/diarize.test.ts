@@ -7,7 +7,14 @@ import { diarize } from '../../src/audio/diarize.js';
 import { testSpeakerEncoder } from '../helpers/model.js';
 import { convertResemblyzerCheckpoint } from '../../src/models/converters/speaker.js';
 import { CancelledError } from '../../src/errors.js';
-import { conversation, ensureSpeechTools, LINES, matchedAccuracy, speak16k, type Turn } from '../helpers/speech-conversation.js';
+import {
+  conversation,
+  ensureSpeechTools,
+  LINES,
+  matchedAccuracy,
+  speak16k,
+  type Turn,
+} from '../helpers/speech-conversation.js';
 
 ensureSpeechTools();
 const encoder = await testSpeakerEncoder();
@@ -26,15 +33,22 @@ async function check(t: Test, voices: string[], pattern: number[], seed: number)
   t.ok(accuracy >= 0.9, `${(100 * accuracy).toFixed(1)}% of ${labels.length} words on the right speaker (>= 90%)`);
   t.equal(labels[0], 0, 'the first voice heard is speaker 0');
   const firstOf = [...new Set(labels)];
-  t.same(firstOf, [...firstOf].sort((a, b) => a - b), 'speakers are numbered in the order they are first heard');
+  t.same(
+    firstOf,
+    [...firstOf].sort((a, b) => a - b),
+    'speakers are numbered in the order they are first heard',
+  );
 }
 
 t.test('two speakers: en-us+m3 and en+f2', (t) => check(t, ['en-us+m3', 'en+f2'], [1, 0, 1, 1, 0, 1, 0, 0, 1], 11));
 
 t.test('three speakers: en-us+m3, en+f2, en+m7', (t) =>
-  check(t, ['en-us+m3', 'en+f2', 'en+m7'], [2, 0, 1, 0, 2, 1, 1, 2, 0, 2, 1, 0], 12));
+  check(t, ['en-us+m3', 'en+f2', 'en+m7'], [2, 0, 1, 0, 2, 1, 1, 2, 0, 2, 1, 0], 12),
+);
 
-t.test('two speakers of one accent (British): en+m7 and en+f4', (t) => check(t, ['en+m7', 'en+f4'], [0, 1, 1, 0, 1, 0, 0, 1], 13));
+t.test('two speakers of one accent (British): en+m7 and en+f4', (t) =>
+  check(t, ['en+m7', 'en+f4'], [0, 1, 1, 0, 1, 0, 0, 1], 13),
+);
 
 t.test('short turns: a 13 s dialog of a US man and a British woman, four turns of ~3 s, gets 2 speakers', async (t) => {
   const c = conversation(
@@ -47,7 +61,10 @@ t.test('short turns: a 13 s dialog of a US man and a British woman, four turns o
     { seed: 16, minGap: 0.15, maxGap: 0.4 },
   );
   const labels = await diarize(c.pcm, c.words, { encoder });
-  const accuracy = matchedAccuracy(c.words.map((w) => w.speaker), labels);
+  const accuracy = matchedAccuracy(
+    c.words.map((w) => w.speaker),
+    labels,
+  );
   t.equal(new Set(labels).size, 2, '2 speakers found');
   t.ok(accuracy >= 0.9, `${(100 * accuracy).toFixed(1)}% of ${labels.length} words on the right speaker (>= 90%)`);
 });
@@ -55,7 +72,11 @@ t.test('short turns: a 13 s dialog of a US man and a British woman, four turns o
 t.test('a quiet recording gets the same speakers (the encoder levels the file first)', async (t) => {
   const c = conversation(turns(['en-us+f4', 'en+m7'], [0, 1, 0, 1, 0, 1]), { seed: 15 });
   const loud = await diarize(c.pcm, c.words, { encoder });
-  const quiet = await diarize(c.pcm.map((x) => x * 0.03), c.words, { encoder });
+  const quiet = await diarize(
+    c.pcm.map((x) => x * 0.03),
+    c.words,
+    { encoder },
+  );
   t.same(quiet, loud);
   t.equal(new Set(loud).size, 2);
 });
@@ -70,11 +91,23 @@ t.test('edge cases', async (t) => {
   const pcm = speak16k('Hello there, this is a short test of one voice.', 'en-us');
   t.same(await diarize(pcm, [], { encoder }), [], 'no words, no speakers');
   t.same(await diarize(pcm, [{ start: 0.2, end: 0.5 }], { encoder }), [0], 'one word');
-  const beyond = await diarize(pcm, [{ start: 0.1, end: 0.4 }, { start: 99, end: 100 }, { start: 0.5, end: 0.2 }], { encoder });
+  const beyond = await diarize(
+    pcm,
+    [
+      { start: 0.1, end: 0.4 },
+      { start: 99, end: 100 },
+      { start: 0.5, end: 0.2 },
+    ],
+    { encoder },
+  );
   t.same(beyond, [0, 0, 0], 'words past the end or reversed are clamped, not an error');
   const ac = new AbortController();
   ac.abort();
-  await t.rejects(diarize(pcm, [{ start: 0, end: 1 }], { encoder, signal: ac.signal }), CancelledError, 'an aborted signal cancels');
+  await t.rejects(
+    diarize(pcm, [{ start: 0, end: 1 }], { encoder, signal: ac.signal }),
+    CancelledError,
+    'an aborted signal cancels',
+  );
 });
 
 t.test('the converter refuses what is not the resemblyzer checkpoint', async (t) => {

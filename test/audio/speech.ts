@@ -17,7 +17,10 @@ export function ensureAudioTools(): void {
     }
   });
   if (missing.length === 0) return;
-  if (process.getuid?.() !== 0) throw new Error(`test audio needs ${missing.join(', ')}: apt-get install ${missing.map((m) => TOOLS[m]).join(' ')}`);
+  if (process.getuid?.() !== 0)
+    throw new Error(
+      `test audio needs ${missing.join(', ')}: apt-get install ${missing.map((m) => TOOLS[m]).join(' ')}`,
+    );
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env });
   execFileSync('apt-get', ['install', '-y', '-qq', ...missing.map((m) => TOOLS[m])], { stdio: 'ignore', env });
@@ -28,7 +31,9 @@ export const VOICES = ['en-us', 'en-gb', 'en-us+f3', 'en-gb-scotland+m3'];
 
 /** A WAV file (22,050 Hz mono, espeak-ng's output) of `text` in `voice`. */
 export function speak(text: string, voice = 'en-us', wordsPerMinute = 160): Buffer {
-  return execFileSync('espeak-ng', ['-v', voice, '-s', String(wordsPerMinute), '--stdout', text], { maxBuffer: 1 << 28 });
+  return execFileSync('espeak-ng', ['-v', voice, '-s', String(wordsPerMinute), '--stdout', text], {
+    maxBuffer: 1 << 28,
+  });
 }
 
 export const FORMATS = {
@@ -100,7 +105,10 @@ export function samplesOf(wav: Buffer): { samples: Float32Array; rate: number } 
 
 // As Whisper's English normaliser does: number words become digits and titles are spelled out,
 // so "ten" against "10" or "Mr." against "mister" is no error.
-const NUMBERS = 'zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty'.split(' ');
+const NUMBERS =
+  'zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty'.split(
+    ' ',
+  );
 const SPELLED: Record<string, string> = { mr: 'mister', mrs: 'missus', dr: 'doctor', st: 'saint' };
 
 /** Lowercase words without punctuation, number words as digits, titles spelled out. */
@@ -121,7 +129,8 @@ export function wordErrors(reference: string, hypothesis: string): { errors: num
   let prev = Array.from({ length: h.length + 1 }, (_, j) => j);
   for (let i = 1; i <= r.length; i++) {
     const row = [i];
-    for (let j = 1; j <= h.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (r[i - 1] === h[j - 1] ? 0 : 1));
+    for (let j = 1; j <= h.length; j++)
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (r[i - 1] === h[j - 1] ? 0 : 1));
     prev = row;
   }
   return { errors: prev[h.length], words: r.length };
@@ -132,11 +141,18 @@ export function wordErrors(reference: string, hypothesis: string): { errors: num
  * words and substitutions (a misheard word still has a time). Both lists are normalised words.
  */
 export function alignedPairs(r: string[], h: string[]): [number, number][] {
-  const cost = Array.from({ length: r.length + 1 }, (_, i) => Array.from({ length: h.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const cost = Array.from({ length: r.length + 1 }, (_, i) =>
+    Array.from({ length: h.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= r.length; i++)
-    for (let j = 1; j <= h.length; j++) cost[i]![j] = Math.min(cost[i - 1]![j]! + 1, cost[i]![j - 1]! + 1, cost[i - 1]![j - 1]! + (r[i - 1] === h[j - 1] ? 0 : 1));
+    for (let j = 1; j <= h.length; j++)
+      cost[i]![j] = Math.min(
+        cost[i - 1]![j]! + 1,
+        cost[i]![j - 1]! + 1,
+        cost[i - 1]![j - 1]! + (r[i - 1] === h[j - 1] ? 0 : 1),
+      );
   const pairs: [number, number][] = [];
-  for (let i = r.length, j = h.length; i > 0 && j > 0; ) {
+  for (let i = r.length, j = h.length; i > 0 && j > 0;) {
     const diagonal = cost[i - 1]![j - 1]! + (r[i - 1] === h[j - 1] ? 0 : 1);
     if (cost[i]![j] === diagonal) pairs.unshift([--i, --j]);
     else if (cost[i]![j] === cost[i - 1]![j]! + 1) i--;

@@ -2,7 +2,21 @@
 // synthetic speech, word timestamps against known ground truth, limits, cancellation, 529.
 import t from 'tap';
 import { audioServer, post } from './helpers.js';
-import { alignedPairs, encode, ensureAudioTools, FORMATS, normalise, samplesOf, SENTENCES, sox, speak, VOICES, wavOf, wordErrors, type Format } from './speech.js';
+import {
+  alignedPairs,
+  encode,
+  ensureAudioTools,
+  FORMATS,
+  normalise,
+  samplesOf,
+  SENTENCES,
+  sox,
+  speak,
+  VOICES,
+  wavOf,
+  wordErrors,
+  type Format,
+} from './speech.js';
 
 // Every case runs the real model on two cores: more than tap's default 600 s when the machine is shared.
 t.setTimeout(1_800_000);
@@ -10,22 +24,36 @@ ensureAudioTools();
 const server = await audioServer();
 t.teardown(() => server.close());
 
-interface Word { word: string; start: number; end: number; speaker?: string }
-interface Segment { start: number; end: number; text: string; words: Word[]; speaker?: string }
+interface Word {
+  word: string;
+  start: number;
+  end: number;
+  speaker?: string;
+}
+interface Segment {
+  start: number;
+  end: number;
+  text: string;
+  words: Word[];
+  speaker?: string;
+}
 
 /** What is wrong with a TranscriptionResponse without speakers, as readable lines (none: fine). */
 function shapeProblems(body: any, duration: number): string[] {
   const problems: string[] = [];
   if (body.language !== null) problems.push('language is not null');
   if (Math.abs(body.duration - duration) >= 0.1) problems.push(`duration ${body.duration}, expected ${duration}`);
-  if (body.text !== body.segments.map((s: Segment) => s.text).join(' ')) problems.push('text is not the segment texts joined');
+  if (body.text !== body.segments.map((s: Segment) => s.text).join(' '))
+    problems.push('text is not the segment texts joined');
   let last = 0;
   for (const s of body.segments as Segment[]) {
     if ('speaker' in s) problems.push('segment speaker without diarize');
-    if (!s.words.length || s.start !== s.words[0].start || s.end !== s.words[s.words.length - 1].end) problems.push(`segment "${s.text}" bounds`);
+    if (!s.words.length || s.start !== s.words[0].start || s.end !== s.words[s.words.length - 1].end)
+      problems.push(`segment "${s.text}" bounds`);
     for (const w of s.words) {
       if ('speaker' in w) problems.push('word speaker without diarize');
-      if (!(w.start >= last && w.start <= w.end && w.end <= body.duration)) problems.push(`word ${w.word} ${w.start}-${w.end} out of order`);
+      if (!(w.start >= last && w.start <= w.end && w.end <= body.duration))
+        problems.push(`word ${w.word} ${w.start}-${w.end} out of order`);
       last = w.start;
     }
   }
@@ -79,7 +107,9 @@ t.test('word timestamps within 0.3 s of the truth for at least 90% of words', as
     let at = 0.5;
     parts.push(new Float32Array(Math.round(at * rate)));
     for (const [i, word] of text.split(' ').entries()) {
-      const trimmed = samplesOf(sox(speak(word, voice), ['silence', '1', '0.02', '1%', 'reverse', 'silence', '1', '0.02', '1%', 'reverse'])).samples;
+      const trimmed = samplesOf(
+        sox(speak(word, voice), ['silence', '1', '0.02', '1%', 'reverse', 'silence', '1', '0.02', '1%', 'reverse']),
+      ).samples;
       truth.push({ word, start: at, end: at + trimmed.length / rate });
       const gap = 0.15 + 0.1 * (i % 4);
       parts.push(trimmed, new Float32Array(Math.round(gap * rate)));
@@ -92,15 +122,23 @@ t.test('word timestamps within 0.3 s of the truth for at least 90% of words', as
     const words: Word[] = res.json.segments.flatMap((s: Segment) => s.words);
     // Line the transcript up with the truth word by word (a misheard word keeps its time); a
     // truth word with no counterpart counts as wrong.
-    const pairs = alignedPairs(truth.map((w) => one(w.word)), words.map((w) => one(w.word)));
+    const pairs = alignedPairs(
+      truth.map((w) => one(w.word)),
+      words.map((w) => one(w.word)),
+    );
     const misses: string[] = [];
     let right = 0;
     for (const [k, j] of pairs) {
       const w = words[j]!;
       if (Math.abs(w.start - truth[k]!.start) <= 0.3 && Math.abs(w.end - truth[k]!.end) <= 0.3) right++;
-      else misses.push(`${w.word} ${w.start}-${w.end} vs ${truth[k]!.word} ${truth[k]!.start.toFixed(2)}-${truth[k]!.end.toFixed(2)}`);
+      else
+        misses.push(
+          `${w.word} ${w.start}-${w.end} vs ${truth[k]!.word} ${truth[k]!.start.toFixed(2)}-${truth[k]!.end.toFixed(2)}`,
+        );
     }
-    t.comment(`${voice}: ${right}/${truth.length} within 0.3 s (${pairs.length} lined up); off: ${misses.join('; ') || 'none'}`);
+    t.comment(
+      `${voice}: ${right}/${truth.length} within 0.3 s (${pairs.length} lined up); off: ${misses.join('; ') || 'none'}`,
+    );
     good += right;
     total += truth.length;
   }
@@ -115,8 +153,14 @@ t.test('noise, a chord and mains hum are not speech: empty transcripts, no inven
   const tone = (hz: number, i: number) => Math.sin((2 * Math.PI * hz * i) / rate);
   const sounds: [string, Float32Array][] = [
     ['white noise', Float32Array.from({ length: 4 * rate }, () => (Math.random() * 2 - 1) * 0.3)],
-    ['an A major chord', Float32Array.from({ length: 4 * rate }, (_, i) => (0.2 * (tone(440, i) + tone(554, i) + tone(659, i))) / 3)],
-    ['50 Hz hum with hiss', Float32Array.from({ length: 4 * rate }, (_, i) => 0.05 * tone(50, i) + (Math.random() * 2 - 1) * 0.01)],
+    [
+      'an A major chord',
+      Float32Array.from({ length: 4 * rate }, (_, i) => (0.2 * (tone(440, i) + tone(554, i) + tone(659, i))) / 3),
+    ],
+    [
+      '50 Hz hum with hiss',
+      Float32Array.from({ length: 4 * rate }, (_, i) => 0.05 * tone(50, i) + (Math.random() * 2 - 1) * 0.01),
+    ],
   ];
   for (const [name, samples] of sounds) {
     const res = await post(server.url, wavOf(samples, rate), 'audio/wav');
@@ -145,7 +189,11 @@ t.test('request errors are clear 4xx', async (t) => {
   const badFlag = await post(server.url, wav, 'audio/wav', '?diarize=maybe');
   t.equal(badFlag.status, 400);
   t.match(badFlag.json.error.message, /^diarize:/);
-  const garbage = await post(server.url, Buffer.from('this is plainly not an audio file at all, just words'), 'audio/mpeg');
+  const garbage = await post(
+    server.url,
+    Buffer.from('this is plainly not an audio file at all, just words'),
+    'audio/mpeg',
+  );
   t.equal(garbage.status, 400);
   t.equal(garbage.json.error.code, 'invalid_request');
 });
@@ -167,7 +215,12 @@ t.test('byte and duration caps answer 413; a small file that decodes past the ca
 t.test('a client that disconnects frees its slot within a second', async (t) => {
   const long = encode(speak(SENTENCES.join(' '), 'en-gb'), 'mp3');
   const ac = new AbortController();
-  const pending = fetch(server.url, { method: 'POST', body: long, headers: { 'content-type': 'audio/mpeg' }, signal: ac.signal }).catch(() => undefined);
+  const pending = fetch(server.url, {
+    method: 'POST',
+    body: long,
+    headers: { 'content-type': 'audio/mpeg' },
+    signal: ac.signal,
+  }).catch(() => undefined);
   while (server.engine.stats().running === 0) await new Promise((r) => setTimeout(r, 20));
   ac.abort();
   await pending;

@@ -14,7 +14,9 @@ const database = join(dir, 'service.db');
 const cli = fileURLToPath(new URL('../../src/cli.js', import.meta.url));
 const run = (...args: string[]) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile('node', [cli, ...args], { env: { ...process.env, DM_DATABASE_URL: database } }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr }));
+    execFile('node', [cli, ...args], { env: { ...process.env, DM_DATABASE_URL: database } }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number(err.code) : 0, stdout, stderr }),
+    );
   });
 
 t.test('issue, list, revoke, usage', async (t) => {
@@ -36,16 +38,35 @@ t.test('issue, list, revoke, usage', async (t) => {
   t.equal((await run('keys', 'issue', '--org', 'Not Valid')).code, 2);
   t.equal((await run('keys', 'revoke', id)).code, 0);
   t.equal((await run('keys', 'revoke', id)).code, 2, 'already revoked');
-  t.match((await run('keys', 'list')).stdout, new RegExp(`${id}.*\\d{4}-\\d\\d-\\d\\dT.*\\d{4}-\\d\\d-\\d\\dT`), 'revocation time listed');
+  t.match(
+    (await run('keys', 'list')).stdout,
+    new RegExp(`${id}.*\\d{4}-\\d\\d-\\d\\dT.*\\d{4}-\\d\\d-\\d\\dT`),
+    'revocation time listed',
+  );
 
   const store = await openStore(database);
   const at = new Date().toISOString();
-  for (const [keyId, mode, tokens] of [[id, 'prod', 600_000], [id, 'prod', 400_000], ['key_test', 'test', 5_000]] as const) {
-    await store.recordUsage({ requestId: 'r', keyId, organization: 'acme', mode, route: '/v1/decision-machine-1/yes-no', inputTokens: tokens, at });
+  for (const [keyId, mode, tokens] of [
+    [id, 'prod', 600_000],
+    [id, 'prod', 400_000],
+    ['key_test', 'test', 5_000],
+  ] as const) {
+    await store.recordUsage({
+      requestId: 'r',
+      keyId,
+      organization: 'acme',
+      mode,
+      route: '/v1/decision-machine-1/yes-no',
+      inputTokens: tokens,
+      at,
+    });
   }
   await store.close();
   const usage = JSON.parse((await run('usage', '--json')).stdout);
-  t.same(usage.find((u: { keyId: string }) => u.keyId === id), { organization: 'acme', keyId: id, mode: 'prod', requests: 2, inputTokens: 1_000_000, usd: 0.04 });
+  t.same(
+    usage.find((u: { keyId: string }) => u.keyId === id),
+    { organization: 'acme', keyId: id, mode: 'prod', requests: 2, inputTokens: 1_000_000, usd: 0.04 },
+  );
   t.equal(usage.find((u: { keyId: string }) => u.keyId === 'key_test').usd, 0, 'test keys are not charged');
   t.match((await run('usage', '--since', '2000-01-01')).stdout, /total 0\.040000 USD/);
   t.equal((await run('usage', '--since', 'yesterday-ish')).code, 2);

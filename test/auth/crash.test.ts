@@ -36,7 +36,11 @@ t.test('kill -9 under load', async (t) => {
   const clients = Array.from({ length: 16 }, async () => {
     while (first.proc.exitCode === null && first.proc.signalCode === null) {
       sent++;
-      const res = await fetch(`${url}/v1/decision-machine-1/yes-no`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: '{"text":"a","statement":"b"}' }).catch(() => undefined);
+      const res = await fetch(`${url}/v1/decision-machine-1/yes-no`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}` },
+        body: '{"text":"a","statement":"b"}',
+      }).catch(() => undefined);
       if (res?.status === 200) {
         await res.arrayBuffer();
         delivered++;
@@ -50,9 +54,13 @@ t.test('kill -9 under load', async (t) => {
 
   const db = new Database(env.DM_DATABASE_URL);
   t.equal(db.pragma('integrity_check', { simple: true }), 'ok', 'no corrupt store');
-  const ledger = db.prepare('SELECT COUNT(*) AS n, SUM(input_tokens) AS tokens FROM usage WHERE key_id = ?').get(record.id) as { n: number; tokens: number };
+  const ledger = db
+    .prepare('SELECT COUNT(*) AS n, SUM(input_tokens) AS tokens FROM usage WHERE key_id = ?')
+    .get(record.id) as { n: number; tokens: number };
   db.close();
-  t.comment(`kill -9 after ${sent} calls: ${delivered} answers delivered, ${ledger.n} ledger rows (${ledger.n - delivered} written for calls in flight at the kill)`);
+  t.comment(
+    `kill -9 after ${sent} calls: ${delivered} answers delivered, ${ledger.n} ledger rows (${ledger.n - delivered} written for calls in flight at the kill)`,
+  );
   t.ok(delivered > 50, 'the service was under load');
   t.ok(ledger.n >= delivered, 'every delivered answer is in the ledger');
   t.ok(ledger.n - delivered <= 16, 'and at most the calls in flight beyond them');
@@ -60,6 +68,10 @@ t.test('kill -9 under load', async (t) => {
 
   const second = start();
   t.teardown(() => second.proc.kill('SIGKILL'));
-  const res = await fetch(`${await second.url}/v1/decision-machine-1/yes-no`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: '{"text":"a","statement":"b"}' });
+  const res = await fetch(`${await second.url}/v1/decision-machine-1/yes-no`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}` },
+    body: '{"text":"a","statement":"b"}',
+  });
   t.equal(res.status, 200, 'the restarted service accepts the same key');
 });

@@ -25,16 +25,41 @@ t.test('keys: the documented shape, a checksum, only a hash kept', async (t) => 
     if (parseKey(key.slice(0, i) + c + key.slice(i + 1)) === undefined) caught++;
   }
   t.equal(caught, key.length);
-  for (const garbage of ['', 'sk-abc', 'prod_sk-acme-', 'Prod_sk-acme-' + key.slice(13), key + 'x', 'prod_sk-ACME-' + key.slice(13)]) t.equal(parseKey(garbage), undefined, garbage);
+  for (const garbage of [
+    '',
+    'sk-abc',
+    'prod_sk-acme-',
+    'Prod_sk-acme-' + key.slice(13),
+    key + 'x',
+    'prod_sk-ACME-' + key.slice(13),
+  ])
+    t.equal(parseKey(garbage), undefined, garbage);
   t.throws(() => mintKey('test', 'Acme Inc'), /organization/);
 });
 
 t.test('checker: garbage never reaches the store; verdicts cached for the TTL only', async (t) => {
   const { key, parsed } = mintKey('test', 'acme');
-  const record: KeyRecord = { id: parsed.id, hash: parsed.hash, mode: 'test', organization: 'acme', name: '', hint: parsed.hint, createdAt: '', revokedAt: null };
+  const record: KeyRecord = {
+    id: parsed.id,
+    hash: parsed.hash,
+    mode: 'test',
+    organization: 'acme',
+    name: '',
+    hint: parsed.hint,
+    createdAt: '',
+    revokedAt: null,
+  };
   let now = 0;
-  const checker = new KeyChecker({ findKey: async (id) => (id === record.id ? { ...record } : undefined) }, 60_000, () => now);
-  const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: ServiceError) => e.code);
+  const checker = new KeyChecker(
+    { findKey: async (id) => (id === record.id ? { ...record } : undefined) },
+    60_000,
+    () => now,
+  );
+  const code = (p: Promise<unknown>) =>
+    p.then(
+      () => 'ok',
+      (e: ServiceError) => e.code,
+    );
   t.equal(await code(checker.check(undefined)), 'missing_api_key');
   t.equal(await code(checker.check('Basic abc')), 'missing_api_key');
   t.equal(await code(checker.check('Bearer nonsense')), 'invalid_api_key');
@@ -67,7 +92,11 @@ t.test('limiter: fixed minute windows, a refused request costs nothing', async (
 });
 
 t.test('cost: one per item of texts, statements and questions', async (t) => {
-  const req = (body: unknown) => ({ body: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)), headers: {} }) as unknown as ApiRequest;
+  const req = (body: unknown) =>
+    ({
+      body: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
+      headers: {},
+    }) as unknown as ApiRequest;
   t.equal(requestCost(req({ text: 'a', statement: 'b' })), 1);
   t.equal(requestCost(req({ texts: ['a', 'b', 'c'], statement: 'b' })), 3);
   t.equal(requestCost(req({ text: 'a', statements: ['x', 'y'] })), 2);

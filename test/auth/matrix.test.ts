@@ -40,13 +40,21 @@ async function credentials(server: GatedServer): Promise<Record<Credential, stri
   };
 }
 
-function expected(path: string, credential: Credential, keysOn: boolean): { status: number; code?: string; message?: string } {
+function expected(
+  path: string,
+  credential: Credential,
+  keysOn: boolean,
+): { status: number; code?: string; message?: string } {
   if (!keysOn || !path.startsWith('/v1/') || credential === 'test' || credential === 'prod') return { status: 200 };
-  if (credential === 'none' || credential === 'basic' || credential === 'empty') return { status: 401, code: 'missing_api_key', message: MISSING_KEY };
+  if (credential === 'none' || credential === 'basic' || credential === 'empty')
+    return { status: 401, code: 'missing_api_key', message: MISSING_KEY };
   return { status: 401, code: 'invalid_api_key', message: INVALID_KEY };
 }
 
-for (const [store, databaseUrl] of [['sqlite', join(dir, 'service.db')], ['postgres', postgres.url]] as const) {
+for (const [store, databaseUrl] of [
+  ['sqlite', join(dir, 'service.db')],
+  ['postgres', postgres.url],
+] as const) {
   for (const auth of ['on', 'off'] as const) {
     t.test(`${store} store, key checking ${auth}: every route x every credential`, async (t) => {
       const server = await startGatedServer({ auth, databaseUrl, rateLimit: 0 });
@@ -61,7 +69,8 @@ for (const [store, databaseUrl] of [['sqlite', join(dir, 'service.db')], ['postg
         const path = concrete(route.path);
         const body = route.method === 'post' ? EXAMPLES[route.path] : undefined;
         // A route without an example (a raw-body route) is still checked: a valid key gets past the gate.
-        const passes = (status: number) => (body === undefined && route.method === 'post' ? status !== 401 && status < 500 : status === 200);
+        const passes = (status: number) =>
+          body === undefined && route.method === 'post' ? status !== 401 && status < 500 : status === 200;
         for (const [credential, authorization] of Object.entries(creds) as [Credential, string | undefined][]) {
           const before = checker?.lookups ?? 0;
           const res = await fetch(server.url + path, {
@@ -73,15 +82,30 @@ for (const [store, databaseUrl] of [['sqlite', join(dir, 'service.db')], ['postg
           const want = expected(route.path, credential, auth === 'on');
           cases++;
           const got = res.status === 401 ? JSON.parse(text).error : undefined;
-          const ok = want.status === 200 ? passes(res.status) : res.status === want.status && got?.code === want.code && got?.message === want.message;
-          if (!ok) mismatches.push(`${route.method.toUpperCase()} ${path} with ${credential}: ${res.status} ${text.slice(0, 120)}`);
+          const ok =
+            want.status === 200
+              ? passes(res.status)
+              : res.status === want.status && got?.code === want.code && got?.message === want.message;
+          if (!ok)
+            mismatches.push(
+              `${route.method.toUpperCase()} ${path} with ${credential}: ${res.status} ${text.slice(0, 120)}`,
+            );
           // Garbage is refused by shape and checksum alone: no store lookup.
-          if (['malformed', 'bad checksum', 'basic', 'empty', 'none'].includes(credential) && (checker?.lookups ?? 0) !== before) mismatches.push(`${path} with ${credential}: a store lookup`);
+          if (
+            ['malformed', 'bad checksum', 'basic', 'empty', 'none'].includes(credential) &&
+            (checker?.lookups ?? 0) !== before
+          )
+            mismatches.push(`${path} with ${credential}: a store lookup`);
         }
       }
-      t.comment(`auth matrix (${store}, ${auth}): ${all.length} routes x ${Object.keys(creds).length} credentials = ${cases} cases, ${mismatches.length} mismatches`);
+      t.comment(
+        `auth matrix (${store}, ${auth}): ${all.length} routes x ${Object.keys(creds).length} credentials = ${cases} cases, ${mismatches.length} mismatches`,
+      );
       t.same(mismatches, [], '0 mismatches');
-      t.ok(all.some((r) => r.path === '/metrics') && all.some((r) => r.path === '/openapi.json'), 'public routes included');
+      t.ok(
+        all.some((r) => r.path === '/metrics') && all.some((r) => r.path === '/openapi.json'),
+        'public routes included',
+      );
     });
   }
 }

@@ -15,7 +15,11 @@ t.teardown(redis.stop);
 
 const yesNo = '/v1/decision-machine-1/yes-no';
 const call = (server: GatedServer, key: string, body: unknown = EXAMPLES[yesNo]) =>
-  fetch(server.url + yesNo, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(server.url + yesNo, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 /** Milliseconds until every replica refuses the key (polling every 10 ms, at most 70 s). */
 async function untilRefusedEverywhere(replicas: GatedServer[], key: string): Promise<number> {
@@ -29,7 +33,10 @@ async function untilRefusedEverywhere(replicas: GatedServer[], key: string): Pro
 }
 
 t.test('revocation through the operator CLI reaches both replicas at once (Redis fan-out)', async (t) => {
-  const replicas = [await startGatedServer({ auth: 'on', databaseUrl: postgres.url, redisUrl: redis.url }), await startGatedServer({ auth: 'on', databaseUrl: postgres.url, redisUrl: redis.url })];
+  const replicas = [
+    await startGatedServer({ auth: 'on', databaseUrl: postgres.url, redisUrl: redis.url }),
+    await startGatedServer({ auth: 'on', databaseUrl: postgres.url, redisUrl: redis.url }),
+  ];
   t.teardown(() => Promise.all(replicas.map((r) => r.close())));
   const { key, record } = await issueKey(replicas[0]!.access.store, 'prod', 'acme');
   for (const r of replicas) t.equal((await call(r, key)).status, 200, 'accepted and cached (60 s verdicts)');
@@ -46,7 +53,10 @@ t.test('revocation through the operator CLI reaches both replicas at once (Redis
 });
 
 t.test('without the fan-out, the verdict cache bounds it: both replicas refuse within the cache time', async (t) => {
-  const replicas = [await startGatedServer({ auth: 'on', databaseUrl: postgres.url, keyCacheSeconds: 2 }), await startGatedServer({ auth: 'on', databaseUrl: postgres.url, keyCacheSeconds: 2 })];
+  const replicas = [
+    await startGatedServer({ auth: 'on', databaseUrl: postgres.url, keyCacheSeconds: 2 }),
+    await startGatedServer({ auth: 'on', databaseUrl: postgres.url, keyCacheSeconds: 2 }),
+  ];
   t.teardown(() => Promise.all(replicas.map((r) => r.close())));
   const { key, record } = await issueKey(replicas[0]!.access.store, 'prod', 'acme');
   for (const r of replicas) t.equal((await call(r, key)).status, 200);
@@ -62,31 +72,50 @@ t.test('the per-key limit holds across two replicas; the ledger equals the token
   const intoMinute = Date.now() % 60_000;
   if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_500 - intoMinute));
   const limit = 20;
-  const replicas = [0, 1].map(() => startGatedServer({ auth: 'on', databaseUrl: postgres.url, redisUrl: redis.url, rateLimit: limit }, {}, { queue: 64 }));
+  const replicas = [0, 1].map(() =>
+    startGatedServer(
+      { auth: 'on', databaseUrl: postgres.url, redisUrl: redis.url, rateLimit: limit },
+      {},
+      { queue: 64 },
+    ),
+  );
   const [a, b] = await Promise.all(replicas);
   t.teardown(() => Promise.all([a!.close(), b!.close()]));
   const { key, record } = await issueKey(a!.access.store, 'prod', 'initech');
   // 40 concurrent calls costing 1 to 4 (one per item of texts, statements or questions).
   const bodies = Array.from({ length: 40 }, (_, i) => {
     const n = (i % 4) + 1;
-    return i % 2 === 0 ? { text: 'The parcel arrived.', statements: Array(n).fill('It arrived [true]') } : { texts: Array(n).fill('The parcel arrived.'), statement: 'It arrived' };
+    return i % 2 === 0
+      ? { text: 'The parcel arrived.', statements: Array(n).fill('It arrived [true]') }
+      : { texts: Array(n).fill('The parcel arrived.'), statement: 'It arrived' };
   });
   const results = await Promise.all(
     bodies.map(async (body, i) => {
       const res = await call(i % 2 === 0 ? a! : b!, key, body);
-      return { status: res.status, cost: (i % 4) + 1, tokens: Number(res.headers.get('x-input-tokens') ?? 0), headers: res.headers, json: (await res.json()) as any };
+      return {
+        status: res.status,
+        cost: (i % 4) + 1,
+        tokens: Number(res.headers.get('x-input-tokens') ?? 0),
+        headers: res.headers,
+        json: (await res.json()) as any,
+      };
     }),
   );
   const admitted = results.filter((r) => r.status !== 429);
   const used = admitted.reduce((n, r) => n + r.cost, 0);
-  t.comment(`limit ${limit}/min over 2 replicas: ${admitted.length} of 40 calls admitted, ${used} requests counted, ${40 - admitted.length} refused with 429`);
+  t.comment(
+    `limit ${limit}/min over 2 replicas: ${admitted.length} of 40 calls admitted, ${used} requests counted, ${40 - admitted.length} refused with 429`,
+  );
   t.ok(used <= limit, `never above the limit (${used} <= ${limit})`);
   t.ok(used > limit - 4, 'and the limit is used up');
   t.ok(admitted.every((r) => r.status === 200));
   const refused = results.find((r) => r.status === 429)!;
   t.equal(refused.json.error.code, 'rate_limit_exceeded');
   t.match(refused.json.error.message, /rate limit of 20 requests per minute reached/);
-  t.ok(Number(refused.headers.get('retry-after')) >= 1 && Number(refused.headers.get('retry-after')) <= 60, 'Retry-After in seconds');
+  t.ok(
+    Number(refused.headers.get('retry-after')) >= 1 && Number(refused.headers.get('retry-after')) <= 60,
+    'Retry-After in seconds',
+  );
   t.equal(refused.headers.get('x-should-retry'), 'true');
 
   const served = admitted.reduce((n, r) => n + r.tokens, 0);

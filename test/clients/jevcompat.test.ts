@@ -14,7 +14,11 @@ import { startModelServer } from './server.js';
 t.setTimeout(1_800_000);
 
 interface Report {
-  summary: { verdict: string; MUST: { passed: number; failed: number; skipped: number }; SHOULD: { passed: number; failed: number; skipped: number } };
+  summary: {
+    verdict: string;
+    MUST: { passed: number; failed: number; skipped: number };
+    SHOULD: { passed: number; failed: number; skipped: number };
+  };
   results: { id: string; level: string; status: string; findings: { message: string }[]; reason: string }[];
   seconds: number;
 }
@@ -27,22 +31,38 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 t.test('jevcompat test: conformant, every applicable MUST, SHOULD >= 14/15, the SDK drop-in included', async (t) => {
   const key = await server.key('jevcompat');
-  const out = await run(jevcompat, ['test', server.url, '--key', key, '--timeout', '600', '--json', join(dir, 'report.json')], { NO_COLOR: '1' }, 3_600_000);
+  const out = await run(
+    jevcompat,
+    ['test', server.url, '--key', key, '--timeout', '600', '--json', join(dir, 'report.json')],
+    { NO_COLOR: '1' },
+    3_600_000,
+  );
   const report = JSON.parse(readFileSync(join(dir, 'report.json'), 'utf8')) as Report;
   const { verdict, MUST, SHOULD } = report.summary;
-  for (const r of report.results) if (r.status !== 'pass') t.comment(`${r.level} ${r.id}: ${r.status} ${r.findings.map((f) => f.message).join(' | ') || r.reason}`);
+  for (const r of report.results)
+    if (r.status !== 'pass')
+      t.comment(`${r.level} ${r.id}: ${r.status} ${r.findings.map((f) => f.message).join(' | ') || r.reason}`);
   t.equal(verdict, 'conformant', out.stdout.slice(-3000));
   t.equal(out.code, 0, 'exit code 0');
   // Of the two auth MUSTs exactly one applies (with a key: auth.bearer), so 32 of 33 can be tested.
   t.equal(MUST.failed, 0, 'no MUST fails');
   t.equal(MUST.passed, 32, 'every applicable MUST');
   t.ok(SHOULD.passed >= 14, `SHOULD ${SHOULD.passed}/15`);
-  t.equal(report.results.find((r) => r.id === 'dropin.sdk-python')?.status, 'pass', 'typesafe-sdk parses every answer type');
-  t.comment(`jevcompat: ${verdict}, MUST ${MUST.passed}/32 applicable, SHOULD ${SHOULD.passed}/15, ${report.seconds} s`);
+  t.equal(
+    report.results.find((r) => r.id === 'dropin.sdk-python')?.status,
+    'pass',
+    'typesafe-sdk parses every answer type',
+  );
+  t.comment(
+    `jevcompat: ${verdict}, MUST ${MUST.passed}/32 applicable, SHOULD ${SHOULD.passed}/15, ${report.seconds} s`,
+  );
 
   const usage = await server.access.store.usage();
   const row = usage.find((u) => u.organization === 'jevcompat');
-  t.ok(row && row.requests > 20 && row.inputTokens > 0, `ledger: ${row?.requests} answered requests, ${row?.inputTokens} input tokens`);
+  t.ok(
+    row && row.requests > 20 && row.inputTokens > 0,
+    `ledger: ${row?.requests} answered requests, ${row?.inputTokens} input tokens`,
+  );
 });
 
 t.test('jevcompat with keys off: an Authorization header is accepted and ignored (the 33rd MUST)', async (t) => {
@@ -55,6 +75,10 @@ t.test('jevcompat with keys off: an Authorization header is accepted and ignored
   const out = await run(python, ['-c', script, open.url], { NO_COLOR: '1' }, 600_000);
   t.equal(out.code, 0, out.stderr.slice(-2000));
   const auth = JSON.parse(out.stdout.trim().split('\n').pop()!) as Record<string, string>;
-  t.equal(auth['auth.ignored-when-off'], 'pass', 'a request carrying Authorization: Bearer is answered when keys are off');
+  t.equal(
+    auth['auth.ignored-when-off'],
+    'pass',
+    'a request carrying Authorization: Bearer is answered when keys are off',
+  );
   t.comment(`jevcompat keys off: ${JSON.stringify(auth)}`);
 });

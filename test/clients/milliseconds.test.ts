@@ -16,10 +16,19 @@ const script = fileURLToPath(new URL('../../../test/clients/milliseconds_readme.
 
 t.test('every README example works against this server', async (t) => {
   const limited = await server.key('limited');
-  const out = await run(python, [script], { MS_API_KEY: await server.key(), MS_BASE_URL: server.url, MS_LIMITED_KEY: limited });
+  const out = await run(python, [script], {
+    MS_API_KEY: await server.key(),
+    MS_BASE_URL: server.url,
+    MS_LIMITED_KEY: limited,
+  });
   t.equal(out.code, 0, out.stderr.slice(-2000));
-  const results = out.stdout.trim().split('\n').map((line) => JSON.parse(line) as { name: string; ok: boolean; detail: unknown; trace?: string });
+  const results = out.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { name: string; ok: boolean; detail: unknown; trace?: string });
   t.ok(results.length >= 18, `${results.length} examples ran`);
   for (const r of results) t.ok(r.ok, `${r.name}: ${JSON.stringify(r.detail)}`, { trace: r.trace });
-  t.comment(`cloudraker-milliseconds README: ${results.filter((r) => r.ok).length}/${results.length} examples hold (${Math.round(out.ms / 1000)} s)`);
+  t.comment(
+    `cloudraker-milliseconds README: ${results.filter((r) => r.ok).length}/${results.length} examples hold (${Math.round(out.ms / 1000)} s)`,
+  );
 });

@@ -28,7 +28,12 @@ export async function startModelServer(overrides: Partial<Config> = {}): Promise
   const config = loadConfig({}, { auth: 'on', databaseUrl: join(dir, 'service.db'), ...overrides });
   const engine = await Engine.open({ ...SMALL, queue: 8, contextSize: 6144, modelPath: await testModelPath() });
   const access = await openAccess(config, () => engine.stats(), log);
-  const server = await serve(routes(decisions(engine), access.gate), { host: '127.0.0.1', port: 0, maxBodyBytes: config.maxBodyBytes, log });
+  const server = await serve(routes(decisions(engine), access.gate), {
+    host: '127.0.0.1',
+    port: 0,
+    maxBodyBytes: config.maxBodyBytes,
+    log,
+  });
   return {
     url: `http://127.0.0.1:${server.port}`,
     access,

@@ -22,12 +22,20 @@ const url = `${server.url}/v1/systemone`;
 
 const QUESTIONS = {
   refund: { type: 'noul', instructions: 'Is the customer asking for money back?', criteria: { true: 'a refund' } },
-  team: { type: 'choice', instructions: ['Route the ticket.'], criteria: { Billing: 'Payments', Technical: null, '환불': { owns: ['refunds'] } } },
+  team: {
+    type: 'choice',
+    instructions: ['Route the ticket.'],
+    criteria: { Billing: 'Payments', Technical: null, 환불: { owns: ['refunds'] } },
+  },
   anger: { type: 'score', criteria: ['Calm', { label: 'Frustrated' }, 'Very angry'] },
 };
 
 t.test('an answer per question id, with the documented numbers', async (t) => {
-  const res = await post(url, { model: 'jev-latest', state: { subject: 'Charged twice' }, questions: QUESTIONS, x_trace: 1 }, auth);
+  const res = await post(
+    url,
+    { model: 'jev-latest', state: { subject: 'Charged twice' }, questions: QUESTIONS, x_trace: 1 },
+    auth,
+  );
   t.equal(res.status, 200, res.text);
   const { model, answers, usage } = res.json;
   t.equal(model, 'decision-machine-1');
@@ -37,7 +45,10 @@ t.test('an answer per question id, with the documented numbers', async (t) => {
   const p: number[] = Object.values(answers.team.probabilities);
   t.ok(Math.abs(p.reduce((a, b) => a + b, 0) - 1) < 1e-9);
   t.equal(answers.team.probabilities[answers.team.choice], Math.max(...p), 'choice is the argmax');
-  t.ok(Math.abs(answers.team.confidence - (Math.max(...p) - 1 / 3) / (2 / 3)) < 1e-9, 'choice confidence: (p_max - 1/n) / (1 - 1/n)');
+  t.ok(
+    Math.abs(answers.team.confidence - (Math.max(...p) - 1 / 3) / (2 / 3)) < 1e-9,
+    'choice confidence: (p_max - 1/n) / (1 - 1/n)',
+  );
   t.same(answers.anger.legend, { 0: 'Calm', 1: { label: 'Frustrated' }, 2: 'Very angry' });
   const q: number[] = [0, 1, 2].map((i) => answers.anger.probabilities[String(i)]);
   t.ok(Math.abs(answers.anger.score - (q[1]! + 2 * q[2]!)) < 1e-9, 'score is the expectation');
@@ -47,9 +58,18 @@ t.test('an answer per question id, with the documented numbers', async (t) => {
   t.equal(res.headers.get('x-ratelimit-limit-requests'), '40');
 
   const reversed = Object.fromEntries(Object.entries(QUESTIONS).reverse());
-  const again = await post(url, { model: 'decision-machine-1', state: { subject: 'Charged twice' }, questions: { ...reversed, extra: { type: 'noul', instructions: 'Other?' } } }, auth);
+  const again = await post(
+    url,
+    {
+      model: 'decision-machine-1',
+      state: { subject: 'Charged twice' },
+      questions: { ...reversed, extra: { type: 'noul', instructions: 'Other?' } },
+    },
+    auth,
+  );
   t.equal(again.status, 200);
-  for (const id of Object.keys(QUESTIONS)) t.same(again.json.answers[id], answers[id], `${id}: the same with other questions, in another order`);
+  for (const id of Object.keys(QUESTIONS))
+    t.same(again.json.answers[id], answers[id], `${id}: the same with other questions, in another order`);
 });
 
 t.test('bad requests: 422 with detail[] locating the field, never a 5xx', async (t) => {
@@ -61,15 +81,52 @@ t.test('bad requests: 422 with detail[] locating the field, never a 5xx', async 
     ['no questions', { ...base, questions: {} }, ['body', 'questions']],
     ['no type', { ...base, questions: { q: { instructions: 'x' } } }, ['body', 'questions', 'q']],
     ['unknown type', { ...base, questions: { q: { type: 'boolean' } } }, ['body', 'questions', 'q']],
-    ['one option', { ...base, questions: { q: { type: 'choice', criteria: { A: null } } } }, ['body', 'questions', 'q', 'choice', 'criteria']],
-    ['256 options', { ...base, questions: { q: { type: 'choice', criteria: Object.fromEntries(Array.from({ length: 256 }, (_, i) => [`o${i}`, null])) } } }, ['body', 'questions', 'q', 'choice', 'criteria']],
-    ['11 levels', { ...base, questions: { q: { type: 'score', criteria: Array(11).fill('l') } } }, ['body', 'questions', 'q', 'score', 'criteria']],
-    ['a null level', { ...base, questions: { q: { type: 'score', criteria: ['a', null] } } }, ['body', 'questions', 'q', 'score', 'criteria', 1]],
-    ['score criteria as a map', { ...base, questions: { q: { type: 'score', criteria: { 0: 'a', 1: 'b' } } } }, ['body', 'questions', 'q', 'score', 'criteria']],
-    ['a noul asking nothing', { ...base, questions: { q: { type: 'noul' } } }, ['body', 'questions', 'q', 'noul', 'instructions']],
-    ['a third noul side', { ...base, questions: { q: { type: 'noul', instructions: 'x', criteria: { maybe: 'x' } } } }, ['body', 'questions', 'q', 'noul', 'criteria']],
+    [
+      'one option',
+      { ...base, questions: { q: { type: 'choice', criteria: { A: null } } } },
+      ['body', 'questions', 'q', 'choice', 'criteria'],
+    ],
+    [
+      '256 options',
+      {
+        ...base,
+        questions: {
+          q: { type: 'choice', criteria: Object.fromEntries(Array.from({ length: 256 }, (_, i) => [`o${i}`, null])) },
+        },
+      },
+      ['body', 'questions', 'q', 'choice', 'criteria'],
+    ],
+    [
+      '11 levels',
+      { ...base, questions: { q: { type: 'score', criteria: Array(11).fill('l') } } },
+      ['body', 'questions', 'q', 'score', 'criteria'],
+    ],
+    [
+      'a null level',
+      { ...base, questions: { q: { type: 'score', criteria: ['a', null] } } },
+      ['body', 'questions', 'q', 'score', 'criteria', 1],
+    ],
+    [
+      'score criteria as a map',
+      { ...base, questions: { q: { type: 'score', criteria: { 0: 'a', 1: 'b' } } } },
+      ['body', 'questions', 'q', 'score', 'criteria'],
+    ],
+    [
+      'a noul asking nothing',
+      { ...base, questions: { q: { type: 'noul' } } },
+      ['body', 'questions', 'q', 'noul', 'instructions'],
+    ],
+    [
+      'a third noul side',
+      { ...base, questions: { q: { type: 'noul', instructions: 'x', criteria: { maybe: 'x' } } } },
+      ['body', 'questions', 'q', 'noul', 'criteria'],
+    ],
     ['an image asset', { ...base, assets: { a: { type: 'image', part: 'asset-0' } } }, ['body', 'assets']],
-    ['a box question', { ...base, questions: { q: { type: 'box', instructions: 'the dog' } } }, ['body', 'questions', 'q', 'type']],
+    [
+      'a box question',
+      { ...base, questions: { q: { type: 'box', instructions: 'the dog' } } },
+      ['body', 'questions', 'q', 'type'],
+    ],
   ];
   for (const [what, body, loc] of cases) {
     const res = await post(url, body, auth);
@@ -78,7 +135,9 @@ t.test('bad requests: 422 with detail[] locating the field, never a 5xx', async 
     t.type(res.json?.detail?.[0]?.msg, 'string');
     t.equal(res.json?.error?.code, 'invalid_request', `${what}: the service's envelope too`);
   }
-  const image = await post(url, base, { headers: { ...auth.headers, 'content-type': 'multipart/form-data; boundary=x' } });
+  const image = await post(url, base, {
+    headers: { ...auth.headers, 'content-type': 'multipart/form-data; boundary=x' },
+  });
   t.match(image.json.detail[0].msg, 'images are not supported by this deployment');
 });
 
@@ -87,7 +146,9 @@ t.test("the gate's refusals and an unknown model in the wire's detail{}", async 
   const missing = await post(url, body);
   t.equal(missing.status, 401);
   t.same(missing.json.detail, { error_type: 'authentication_error', message: missing.json.error.message });
-  const wrong = await post(url, body, { headers: { 'content-type': 'application/json', authorization: 'Bearer nope' } });
+  const wrong = await post(url, body, {
+    headers: { 'content-type': 'application/json', authorization: 'Bearer nope' },
+  });
   t.equal(wrong.json.detail.error_type, 'authentication_error');
   const model = await post(url, { ...body, model: 'gpt-4o' }, auth);
   t.equal(model.status, 404);
@@ -95,7 +156,12 @@ t.test("the gate's refusals and an unknown model in the wire's detail{}", async 
 
   // Each question counts one request against the key's limit, as each statement does.
   const { key: small } = await issueKey(server.access.store, 'test', 'small');
-  const many = { ...body, questions: Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`q${i}`, { type: 'noul', instructions: 'x?' }])) };
+  const many = {
+    ...body,
+    questions: Object.fromEntries(
+      Array.from({ length: 30 }, (_, i) => [`q${i}`, { type: 'noul', instructions: 'x?' }]),
+    ),
+  };
   const headers = { headers: { 'content-type': 'application/json', authorization: `Bearer ${small}` } };
   t.equal((await post(url, many, headers)).status, 200);
   const limited = await post(url, many, headers);
@@ -106,7 +172,11 @@ t.test("the gate's refusals and an unknown model in the wire's detail{}", async 
 });
 
 t.test('batch: one question set over several states; usage in the ledger', async (t) => {
-  const res = await post(`${url}/batch`, { model: 'jev-latest', states: ['a [true]', ['b']], questions: { q: QUESTIONS.refund } }, auth);
+  const res = await post(
+    `${url}/batch`,
+    { model: 'jev-latest', states: ['a [true]', ['b']], questions: { q: QUESTIONS.refund } },
+    auth,
+  );
   t.equal(res.status, 200, res.text);
   t.equal(res.json.results.length, 2);
   t.ok(res.json.results.every((r: { answers: { q: { type: string } } }) => r.answers.q.type === 'noul'));
@@ -116,10 +186,20 @@ t.test('batch: one question set over several states; usage in the ledger', async
 
 t.test('GET /v1/models lists for OpenAI clients (data) and System One clients (models)', async (t) => {
   const res = await fetch(`${server.url}/v1/models`, auth);
-  const body = (await res.json()) as { object: string; data: { id: string }[]; models: { name: string; release_date: string }[] };
+  const body = (await res.json()) as {
+    object: string;
+    data: { id: string }[];
+    models: { name: string; release_date: string }[];
+  };
   t.equal(body.object, 'list');
-  t.same(body.data.map((m) => m.id), ['decision-machine-1']);
-  t.same(body.models.map((m) => m.name), ['jev-latest', 'decision-machine-1']);
+  t.same(
+    body.data.map((m) => m.id),
+    ['decision-machine-1'],
+  );
+  t.same(
+    body.models.map((m) => m.name),
+    ['jev-latest', 'decision-machine-1'],
+  );
 });
 
 t.test('a batch whose choice prior passes the token budget is refused, and the process lives', async (t) => {
@@ -131,11 +211,21 @@ t.test('a batch whose choice prior passes the token budget is refused, and the p
   // so the prior is never cached). The states' job must then be cancelled, not left to crash.
   for (let n = 3600; n <= 4050; n += 50) {
     const questions = { pick: { type: 'choice', criteria: { [`Alpha ${n}`]: null, [`Beta ${n}`]: null } } };
-    const res = await post(`${url}/batch`, { model: 'jev-latest', states: ['x'.repeat(n), 'y'.repeat(n)], questions }, headers);
+    const res = await post(
+      `${url}/batch`,
+      { model: 'jev-latest', states: ['x'.repeat(n), 'y'.repeat(n)], questions },
+      headers,
+    );
     statuses.push(res.status);
     if (res.status !== 200) t.match(res.text, /tokens/, `${n}: the refusal names the token limit`);
   }
-  t.ok(statuses.includes(200) && statuses.some((s) => s === 400 || s === 422), `answered and refused: ${statuses.join(' ')}`);
-  t.ok(statuses.every((s) => s === 200 || s === 400 || s === 422), 'only answers and refusals');
+  t.ok(
+    statuses.includes(200) && statuses.some((s) => s === 400 || s === 422),
+    `answered and refused: ${statuses.join(' ')}`,
+  );
+  t.ok(
+    statuses.every((s) => s === 200 || s === 400 || s === 422),
+    'only answers and refusals',
+  );
   t.equal((await fetch(`${server.url}/`)).status, 200, 'the process still answers');
 });

@@ -9,7 +9,12 @@ import { startGatedServer } from '../helpers/gated-server.js';
 import { post } from '../helpers/server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-tokens-'));
-const server = await startGatedServer({ auth: 'on', databaseUrl: join(dir, 'service.db'), rateLimit: 100, tokenLimit: 300 });
+const server = await startGatedServer({
+  auth: 'on',
+  databaseUrl: join(dir, 'service.db'),
+  rateLimit: 100,
+  tokenLimit: 300,
+});
 t.teardown(async () => {
   await server.close();
   rmSync(dir, { recursive: true, force: true });
@@ -27,7 +32,8 @@ t.test('tokens are counted after each answer; a spent minute is refused until it
   t.match(first.headers.get('x-ratelimit-reset-tokens'), /^\d+s$/);
   t.ok(first.headers.get('x-ratelimit-remaining-requests'), 'with the request headers: all six');
   let last = first;
-  for (let i = 0; i < 20 && last.status === 200; i++) last = await post(url, { text: 'Sam paid.', statement: 'It was paid [true]' }, init);
+  for (let i = 0; i < 20 && last.status === 200; i++)
+    last = await post(url, { text: 'Sam paid.', statement: 'It was paid [true]' }, init);
   t.equal(last.status, 429);
   t.equal(last.json.error.code, 'rate_limit_exceeded');
   t.ok(Number(last.headers.get('retry-after')) > 0);

@@ -17,16 +17,32 @@ t.test('Platt scaling keeps the order of log-odds and the identity changes nothi
   const map = calibration['yes-no'];
   const xs = [-6, -2, -0.5, 0, 0.5, 2, 6];
   const ps = xs.map((x) => platt(map, x));
-  t.ok(ps.every((p, i) => i === 0 || p >= ps[i - 1]!), `monotone: ${ps.map((p) => p.toFixed(3)).join(' ')}`);
-  t.ok(platt({ a: 1, b: 0, agree: 3 }, 0, 1) > 0.9 && platt({ a: 1, b: 0, agree: 3 }, 0, -1) < 0.1, 'agreement moves verify');
+  t.ok(
+    ps.every((p, i) => i === 0 || p >= ps[i - 1]!),
+    `monotone: ${ps.map((p) => p.toFixed(3)).join(' ')}`,
+  );
+  t.ok(
+    platt({ a: 1, b: 0, agree: 3 }, 0, 1) > 0.9 && platt({ a: 1, b: 0, agree: 3 }, 0, -1) < 0.1,
+    'agreement moves verify',
+  );
 });
 
 t.test('isotonic steps map the Platt output to their step, keeping the order', async (t) => {
-  const map = { a: 1, b: 0, steps: [[0, 0.2], [0.6, 0.9]] as [number, number][] };
+  const map = {
+    a: 1,
+    b: 0,
+    steps: [
+      [0, 0.2],
+      [0.6, 0.9],
+    ] as [number, number][],
+  };
   t.equal(platt(map, 0), 0.2, 'sigmoid(0) = 0.5 is below the second step');
   t.equal(platt(map, 2), 0.9, 'sigmoid(2) = 0.88 reaches it');
   const ps = [-4, -1, 0, 0.5, 1, 4].map((x) => platt(map, x));
-  t.ok(ps.every((p, i) => i === 0 || p >= ps[i - 1]!), `monotone: ${ps.join(' ')}`);
+  t.ok(
+    ps.every((p, i) => i === 0 || p >= ps[i - 1]!),
+    `monotone: ${ps.join(' ')}`,
+  );
 });
 
 t.test('temperatures apply by option count and keep the winner', async (t) => {

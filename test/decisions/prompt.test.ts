@@ -7,7 +7,8 @@ import { Prompt } from '../../src/decisions/prompt.js';
 const ids = new Map<string, number>();
 const engine = {
   chat: (messages: { content: string }[]) => messages.map((m) => `<${m.content}>`).join(''),
-  tokenize: (text: string) => Int32Array.from(text.split(/(?= )/).filter(Boolean), (w) => ids.get(w) ?? ids.set(w, ids.size).get(w)!),
+  tokenize: (text: string) =>
+    Int32Array.from(text.split(/(?= )/).filter(Boolean), (w) => ids.get(w) ?? ids.set(w, ids.size).get(w)!),
 } as unknown as Engine;
 const prompt = new Prompt(engine, 'system');
 const words = (options: Int32Array[]) => options.map((o) => o.length);

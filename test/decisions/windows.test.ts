@@ -7,7 +7,8 @@ import { Excerpt, Reader, READ_CHARS, WHOLE_TEXT_CHARS, windowsOf } from '../../
 import { fakeBinding } from '../helpers/fake-binding.js';
 import { SMALL } from '../helpers/server.js';
 
-const filler = (n: number) => 'The committee met again on Tuesday and nothing much was decided. '.repeat(Math.ceil(n / 65)).slice(0, n);
+const filler = (n: number) =>
+  'The committee met again on Tuesday and nothing much was decided. '.repeat(Math.ceil(n / 65)).slice(0, n);
 
 t.test('windows cover the text in order, end at sentence ends, never split a surrogate pair', async (t) => {
   const text = filler(5000) + '😀'.repeat(300);
@@ -19,12 +20,18 @@ t.test('windows cover the text in order, end at sentence ends, never split a sur
     if (i > 0) t.equal(from, windows[i - 1]![1]);
     t.notMatch(text.charAt(to - 1), /[\uD800-\uDBFF]/);
   });
-  t.ok(windows.slice(0, 5).every(([, to]) => text.charAt(to - 2) === '.'), 'cut after a full stop');
+  t.ok(
+    windows.slice(0, 5).every(([, to]) => text.charAt(to - 2) === '.'),
+    'cut after a full stop',
+  );
 });
 
 t.test('an excerpt maps its offsets back to the original; gaps map to null', async (t) => {
   const text = Array.from({ length: 100 }, (_, i) => String.fromCharCode(0x100 + i)).join('');
-  const e = new Excerpt(text, [[10, 20], [50, 60]]);
+  const e = new Excerpt(text, [
+    [10, 20],
+    [50, 60],
+  ]);
   t.ok(e.windowed);
   const second = e.text.indexOf(text.slice(50, 60));
   t.ok(second > 10);
@@ -46,7 +53,10 @@ t.test('short texts are read whole; long ones down to the read budget, best wind
   t.ok(read.text.length <= READ_CHARS + 200, `read ${read.text.length} characters`);
   t.match(read.text, needle);
   const sample = reader.sample(long);
-  t.ok(sample.text.startsWith(long.slice(0, 100)) && sample.text.endsWith(long.slice(-50)), 'a sample spans start to end');
+  t.ok(
+    sample.text.startsWith(long.slice(0, 100)) && sample.text.endsWith(long.slice(-50)),
+    'a sample spans start to end',
+  );
 });
 
 t.test('an answer from a windowed text carries offsets into the original text', async (t) => {
@@ -56,5 +66,8 @@ t.test('an answer from a windowed text carries offsets into the original text', 
   const r = out.body as { answer: string; start: number; end: number };
   t.type(r.answer, 'string');
   t.equal(text.slice(r.start, r.end), r.answer);
-  t.ok(out.inputTokens < text.length / 4, `the model read ${out.inputTokens} tokens of a ${text.length}-character text`);
+  t.ok(
+    out.inputTokens < text.length / 4,
+    `the model read ${out.inputTokens} tokens of a ${text.length}-character text`,
+  );
 });

@@ -10,7 +10,11 @@ import { CancelledError, ServiceError } from '../../src/errors.js';
 import { fakeBinding } from '../helpers/fake-binding.js';
 import { post, SMALL, startServer } from '../helpers/server.js';
 
-const job = { prefix: Int32Array.of(1, 2), branches: [Int32Array.of(3)], options: [Int32Array.of(4), Int32Array.of(5)] };
+const job = {
+  prefix: Int32Array.of(1, 2),
+  branches: [Int32Array.of(3)],
+  options: [Int32Array.of(4), Int32Array.of(5)],
+};
 
 t.test('when every slot is busy a request is refused at once with overloaded', async (t) => {
   const binding = fakeBinding({ delayMs: 300 });
@@ -82,7 +86,11 @@ t.test('over HTTP: a client that disconnects frees its slot', async (t) => {
   const server = await startServer(binding, { modelPath: 'fake', slots: 1, queue: 0 });
   t.teardown(server.close);
   const controller = new AbortController();
-  const gone = post(`${server.url}/v1/decision-machine-1/yes-no`, { text: 'a', statement: 'b' }, { signal: controller.signal });
+  const gone = post(
+    `${server.url}/v1/decision-machine-1/yes-no`,
+    { text: 'a', statement: 'b' },
+    { signal: controller.signal },
+  );
   await new Promise((r) => setTimeout(r, 100));
   t.equal(binding.running(), 1);
   controller.abort();
@@ -109,9 +117,17 @@ t.test('an admitted request is never refused for its own second job (label prior
     const sent = [0, 1, 2, 3].map((i) => {
       const labels = [`${round} a${i}`, `${round} b${i}`, `${round} c${i}`];
       if (round === 'classify') return post(`${api}/classify`, { text: 'x', labels });
-      if (round === 'classify-tree') return post(`${api}/classify-tree`, { text: 'x', tree: { [labels[0]!]: { labels: { [`${labels[1]} x`]: 'x', [`${labels[1]} y`]: 'y' } }, [labels[2]!]: 'z' } });
+      if (round === 'classify-tree')
+        return post(`${api}/classify-tree`, {
+          text: 'x',
+          tree: { [labels[0]!]: { labels: { [`${labels[1]} x`]: 'x', [`${labels[1]} y`]: 'y' } }, [labels[2]!]: 'z' },
+        });
       const tools = labels.map((name) => ({ type: 'function', function: { name } }));
-      return post(`${server.url}/v1/chat/completions`, { model: 'decision-machine-1', messages: [{ role: 'user', content: 'x' }], tools });
+      return post(`${server.url}/v1/chat/completions`, {
+        model: 'decision-machine-1',
+        messages: [{ role: 'user', content: 'x' }],
+        tools,
+      });
     });
     const statuses = (await Promise.all(sent)).map((r) => r.status);
     t.same(statuses, [200, 200, 200, 200], `${round}: four first-time label sets, no 529`);
@@ -153,5 +169,9 @@ t.test('close waits for diarization', async (t) => {
   const started = performance.now();
   await engine.close();
   t.ok(performance.now() - started >= 150, 'close() returned only after the 200 ms of speaker embedding');
-  t.same((await diarized).body.segments[0]!.words.map((w) => w.speaker), ['SPEAKER_00', 'SPEAKER_00', 'SPEAKER_00', 'SPEAKER_00'], 'and the request was answered');
+  t.same(
+    (await diarized).body.segments[0]!.words.map((w) => w.speaker),
+    ['SPEAKER_00', 'SPEAKER_00', 'SPEAKER_00', 'SPEAKER_00'],
+    'and the request was answered',
+  );
 });

@@ -23,9 +23,26 @@ export async function startPostgres(): Promise<RunningServer> {
   // PostgreSQL refuses to run as root: as root, run it as the package's postgres user.
   const owner: { uid?: number; gid?: number } = process.getuid?.() === 0 ? { uid: id('-u'), gid: id('-g') } : {};
   if (owner.uid !== undefined) chownSync(dir, owner.uid, owner.gid!);
-  execFileSync(join(bin, 'initdb'), ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync'], { stdio: 'ignore', cwd: dir, ...owner });
+  execFileSync(join(bin, 'initdb'), ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync'], {
+    stdio: 'ignore',
+    cwd: dir,
+    ...owner,
+  });
   const port = await freePort();
-  const args = ['-D', join(dir, 'data'), '-k', dir, '-h', '127.0.0.1', '-p', String(port), '-c', 'fsync=off', '-c', 'max_connections=50'];
+  const args = [
+    '-D',
+    join(dir, 'data'),
+    '-k',
+    dir,
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(port),
+    '-c',
+    'fsync=off',
+    '-c',
+    'max_connections=50',
+  ];
   const child = spawn(join(bin, 'postgres'), args, { stdio: 'ignore', cwd: dir, ...owner });
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   await ready(child, async () => {
@@ -40,7 +57,11 @@ export async function startRedis(): Promise<RunningServer> {
   if (!onPath('redis-server')) aptInstall('redis-server');
   const dir = mkdtempSync(join(tmpdir(), 'dm-redis-'));
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  );
   const url = `redis://127.0.0.1:${port}`;
   await ready(child, async () => {
     const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
@@ -58,13 +79,19 @@ export async function startRedis(): Promise<RunningServer> {
 function postgresBin(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
-  const version = readdirSync(root).sort((a, b) => Number(b) - Number(a)).find((v) => existsSync(join(root, v, 'bin', 'postgres')));
+  const version = readdirSync(root)
+    .sort((a, b) => Number(b) - Number(a))
+    .find((v) => existsSync(join(root, v, 'bin', 'postgres')));
   return version && join(root, version, 'bin');
 }
 
 /** Installs a Debian package (apt-get update first when the package lists are stale). */
 export function aptInstall(pkg: string): void {
-  const install = () => execFileSync('apt-get', ['install', '-y', '-q', '-o', 'DPkg::Lock::Timeout=600', pkg], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  const install = () =>
+    execFileSync('apt-get', ['install', '-y', '-q', '-o', 'DPkg::Lock::Timeout=600', pkg], {
+      stdio: 'ignore',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
   try {
     install();
   } catch {

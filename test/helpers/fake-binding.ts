@@ -4,7 +4,22 @@
 // Each job takes `delayMs`; `failures` jobs fail before the rest succeed. The encoder counts letters.
 // A transcription is two seconds of silence heard as "one two three four"; the speaker encoder
 // takes `speakerDelayMs` per call and hears one voice.
-import type { ChatMessage, LoadOptions, NativeBinding, NativeEncoder, NativeEngine, NativeJob, NativeSpeakerEncoder, PoolStats, ScoreJob, ScoreResult, SpanJob, SpanResult, TranscribeJob, TranscribeResult } from '../../src/binding.js';
+import type {
+  ChatMessage,
+  LoadOptions,
+  NativeBinding,
+  NativeEncoder,
+  NativeEngine,
+  NativeJob,
+  NativeSpeakerEncoder,
+  PoolStats,
+  ScoreJob,
+  ScoreResult,
+  SpanJob,
+  SpanResult,
+  TranscribeJob,
+  TranscribeResult,
+} from '../../src/binding.js';
 
 export interface FakeBehaviour {
   delayMs: number;
@@ -33,13 +48,22 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
     Engine: class implements NativeEngine {
       async load(_options: LoadOptions): Promise<void> {}
       info() {
-        return { description: 'fake model', sizeBytes: 0, parameters: 0, trainContext: 4096, vocabSize: 65536, chatTemplate: null };
+        return {
+          description: 'fake model',
+          sizeBytes: 0,
+          parameters: 0,
+          trainContext: 4096,
+          vocabSize: 65536,
+          chatTemplate: null,
+        };
       }
       tokenize(text: string): Int32Array {
         return Int32Array.from(text, (c) => c.codePointAt(0)! & 0xffff);
       }
       applyTemplate(messages: ChatMessage[], addAssistant: boolean): string {
-        return messages.map((m) => `<${m.role}>${m.content}</${m.role}>`).join('') + (addAssistant ? '<assistant>' : '');
+        return (
+          messages.map((m) => `<${m.role}>${m.content}</${m.role}>`).join('') + (addAssistant ? '<assistant>' : '')
+        );
       }
       async loadWhisper(): Promise<void> {}
       transcribe(job: TranscribeJob) {
@@ -78,7 +102,15 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
         running.get(id)?.();
       }
       stats(): PoolStats {
-        return { slots: 2, running: running.size, queued: 0, completed: 0, failed: 0, cancelled: state.cancelled, rejected: 0 };
+        return {
+          slots: 2,
+          running: running.size,
+          queued: 0,
+          completed: 0,
+          failed: 0,
+          cancelled: state.cancelled,
+          rejected: 0,
+        };
       }
       close(): void {
         for (const cancel of [...running.values()]) cancel();
@@ -115,7 +147,13 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
 }
 
 function transcribed(job: TranscribeJob): TranscribeResult {
-  const tokens = ['one', 'two', 'three', 'four'].map((w, i) => ({ text: ` ${w}`, start: i * 0.5, end: i * 0.5 + 0.4, aligned: -1, p: 0.9 }));
+  const tokens = ['one', 'two', 'three', 'four'].map((w, i) => ({
+    text: ` ${w}`,
+    start: i * 0.5,
+    end: i * 0.5 + 0.4,
+    aligned: -1,
+    p: 0.9,
+  }));
   const samples = 32000;
   return {
     samples,
@@ -147,7 +185,11 @@ function spans(job: SpanJob): SpanResult {
   const source = String.fromCharCode(...job.source);
   const firstWord = Math.max(1, source.search(/\s|$/));
   const scoredFrom = job.branches.length - (job.scoredBranches ?? 0);
-  const found = job.branches.map((b, i) => (i >= scoredFrom || String.fromCharCode(...b).includes('[none]') ? [] : [{ start: 0, end: firstWord, logprob: -0.2, firstLogprob: -0.1 }]));
+  const found = job.branches.map((b, i) =>
+    i >= scoredFrom || String.fromCharCode(...b).includes('[none]')
+      ? []
+      : [{ start: 0, end: firstWord, logprob: -0.2, firstLogprob: -0.1 }],
+  );
   const options = job.firstOptions?.length ?? 0;
   const promptTokens = job.prefix.length + job.branches.reduce((n, b) => n + b.length, 0);
   return {
@@ -155,7 +197,9 @@ function spans(job: SpanJob): SpanResult {
     noneLogprobs: Float32Array.from(job.branches, (b) => (String.fromCharCode(...b).includes('[none]') ? -0.01 : -5)),
     // The first option wins exactly when the branch says "[true]", as in score().
     firstLogprobs: Float32Array.from({ length: job.branches.length * options }, (_, k) =>
-      (k % options === 0) === String.fromCharCode(...job.branches[Math.floor(k / options)]!).includes('[true]') ? -0.1 : -2.4,
+      (k % options === 0) === String.fromCharCode(...job.branches[Math.floor(k / options)]!).includes('[true]')
+        ? -0.1
+        : -2.4,
     ),
     promptTokens,
     cachedTokens: 0,

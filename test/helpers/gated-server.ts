@@ -28,7 +28,13 @@ export async function startGatedServer(
   const binding = fakeBinding(behaviour);
   const e = await Engine.open({ ...SMALL, queue: 2, ...engine, modelPath: 'fake' }, binding);
   const access = await openAccess(config, () => e.stats(), log);
-  const server = await serve(routes(decisions(e), access.gate), { host: '127.0.0.1', port: 0, maxBodyBytes: config.maxBodyBytes, log, metrics: access.metrics });
+  const server = await serve(routes(decisions(e), access.gate), {
+    host: '127.0.0.1',
+    port: 0,
+    maxBodyBytes: config.maxBodyBytes,
+    log,
+    metrics: access.metrics,
+  });
   return {
     url: `http://127.0.0.1:${server.port}`,
     engine: e,

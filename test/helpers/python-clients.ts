@@ -27,10 +27,15 @@ export function pythonClients(): PythonClients {
       execFileSync('python3', ['-m', 'venv', VENV], { stdio: 'ignore' });
     } catch {
       // Debian's python3 ships venv (and its pip) separately.
-      execFileSync('apt-get', ['install', '-y', '-q', '-o', 'DPkg::Lock::Timeout=600', 'python3-venv'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+      execFileSync('apt-get', ['install', '-y', '-q', '-o', 'DPkg::Lock::Timeout=600', 'python3-venv'], {
+        stdio: 'ignore',
+        env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      });
       execFileSync('python3', ['-m', 'venv', VENV], { stdio: 'ignore' });
     }
-    execFileSync(python, ['-m', 'pip', 'install', '-q', '--disable-pip-version-check', ...PACKAGES], { stdio: 'ignore' });
+    execFileSync(python, ['-m', 'pip', 'install', '-q', '--disable-pip-version-check', ...PACKAGES], {
+      stdio: 'ignore',
+    });
     if (!installed(python)) throw new Error(`${PACKAGES.join(', ')} not importable after installing them into ${VENV}`);
   }
   return { python, jevcompat: join(BIN, 'jevcompat') };
@@ -48,12 +53,26 @@ function installed(python: string): boolean {
 }
 
 /** Runs a command to its end; resolves its exit code and output whatever the code. */
-export function run(command: string, args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 600_000): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
+export function run(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 600_000,
+): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
   const started = performance.now();
   return new Promise((resolve) => {
-    execFile(command, args, { env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0;
-      resolve({ code, stdout, stderr, ms: performance.now() - started });
-    });
+    execFile(
+      command,
+      args,
+      { env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 64 << 20 },
+      (err, stdout, stderr) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? (err as { code: number }).code
+            : -1
+          : 0;
+        resolve({ code, stdout, stderr, ms: performance.now() - started });
+      },
+    );
   });
 }

@@ -12,7 +12,13 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export const SMALL: Omit<EngineOptions, 'modelPath'> = { slots: 2, threads: 2, queue: 0, contextSize: 4096, batchSize: 512 };
+export const SMALL: Omit<EngineOptions, 'modelPath'> = {
+  slots: 2,
+  threads: 2,
+  queue: 0,
+  contextSize: 4096,
+  batchSize: 512,
+};
 
 export async function startServer(
   binding: NativeBinding | undefined,
@@ -21,7 +27,12 @@ export async function startServer(
 ): Promise<TestServer> {
   const engine = await Engine.open({ ...SMALL, ...options }, binding);
   const service = decisions(engine);
-  const server = await serve(routes(service), { host: '127.0.0.1', port: 0, maxBodyBytes, log: createLogger('silent') });
+  const server = await serve(routes(service), {
+    host: '127.0.0.1',
+    port: 0,
+    maxBodyBytes,
+    log: createLogger('silent'),
+  });
   return {
     url: `http://127.0.0.1:${server.port}`,
     engine,
@@ -32,7 +43,11 @@ export async function startServer(
   };
 }
 
-export async function post(url: string, body: unknown, init: RequestInit = {}): Promise<{ status: number; headers: Headers; json: any; text: string }> {
+export async function post(
+  url: string,
+  body: unknown,
+  init: RequestInit = {},
+): Promise<{ status: number; headers: Headers; json: any; text: string }> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -40,12 +40,24 @@ export { ensureAudioTools as ensureSpeechTools } from '../audio/speech.js';
 
 /** `text` spoken by espeak-ng in `voice` (at `pitch`, 0-99), as 16 kHz mono float samples. */
 export function speak16k(text: string, voice: string, wordsPerMinute = 165, pitch?: number): Float32Array {
-  const args = ['-v', voice, '-s', String(wordsPerMinute), ...(pitch === undefined ? [] : ['-p', String(pitch)]), '--stdout', text];
+  const args = [
+    '-v',
+    voice,
+    '-s',
+    String(wordsPerMinute),
+    ...(pitch === undefined ? [] : ['-p', String(pitch)]),
+    '--stdout',
+    text,
+  ];
   const wav = execFileSync('espeak-ng', args, { maxBuffer: 1 << 28 });
-  const raw = execFileSync('sox', ['-t', 'wav', '-', '-t', 'raw', '-r', String(RATE), '-c', '1', '-e', 'floating-point', '-b', '32', '-L', '-'], {
-    input: wav,
-    maxBuffer: 1 << 28,
-  });
+  const raw = execFileSync(
+    'sox',
+    ['-t', 'wav', '-', '-t', 'raw', '-r', String(RATE), '-c', '1', '-e', 'floating-point', '-b', '32', '-L', '-'],
+    {
+      input: wav,
+      maxBuffer: 1 << 28,
+    },
+  );
   return new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length - (raw.length % 4)));
 }
 
@@ -91,8 +103,17 @@ export function spoken(turn: Turn): Float32Array {
  * Joins the turns, each trimmed to its voiced span, with silences drawn from [minGap, maxGap]
  * seconds (and half a second of silence at both ends).
  */
-export function conversation(turns: readonly Turn[], opts: { minGap?: number; maxGap?: number; seed?: number } = {}): Conversation {
-  return withWords(joined(turns.map((turn) => ({ speaker: voiceName(turn), pcm: spoken(turn) })), opts), turns.map((t) => t.text));
+export function conversation(
+  turns: readonly Turn[],
+  opts: { minGap?: number; maxGap?: number; seed?: number } = {},
+): Conversation {
+  return withWords(
+    joined(
+      turns.map((turn) => ({ speaker: voiceName(turn), pcm: spoken(turn) })),
+      opts,
+    ),
+    turns.map((t) => t.text),
+  );
 }
 
 /** `c` with the words of each turn's text spread over the turn by letter count. */
@@ -118,12 +139,17 @@ export function withWords(c: Conversation, texts: readonly string[]): Conversati
  * seconds (and half a second of silence at both ends). Words are left empty: only the turns'
  * times and speakers are known.
  */
-export function joined(pieces: readonly { speaker: string; pcm: Float32Array }[], opts: { minGap?: number; maxGap?: number; seed?: number } = {}): Conversation {
+export function joined(
+  pieces: readonly { speaker: string; pcm: Float32Array }[],
+  opts: { minGap?: number; maxGap?: number; seed?: number } = {},
+): Conversation {
   const { minGap = 0.2, maxGap = 0.7, seed = 1 } = opts;
   const random = seeded(seed);
   const voices: string[] = [];
   const turns: Conversation['turns'] = [];
-  const gaps = pieces.map((_, i) => Math.round((i === pieces.length - 1 ? 0.5 : minGap + (maxGap - minGap) * random()) * RATE));
+  const gaps = pieces.map((_, i) =>
+    Math.round((i === pieces.length - 1 ? 0.5 : minGap + (maxGap - minGap) * random()) * RATE),
+  );
   const pcm = new Float32Array(RATE / 2 + pieces.reduce((n, p, i) => n + p.pcm.length + gaps[i], 0));
   let at = RATE / 2;
   pieces.forEach((piece, i) => {
@@ -165,7 +191,11 @@ export const LINES = [
 ];
 
 /** A conversation whose turns' speakers follow `pattern` (indices into `voices`). */
-export function scripted(voices: readonly string[], pattern: readonly number[], opts: { seed?: number; minGap?: number; maxGap?: number } = {}): Conversation {
+export function scripted(
+  voices: readonly string[],
+  pattern: readonly number[],
+  opts: { seed?: number; minGap?: number; maxGap?: number } = {},
+): Conversation {
   const turns = pattern.map((v, i) => ({ voice: voices[v], text: LINES[i % LINES.length] }));
   return conversation(turns, opts);
 }
@@ -195,7 +225,11 @@ export function matchedAccuracy(truth: readonly number[], predicted: readonly nu
 
 /** Any audio file as 16 kHz mono float samples (ffmpeg). */
 export function pcm16k(audio: Buffer): Float32Array {
-  const raw = execFileSync('ffmpeg', ['-v', 'error', '-i', 'pipe:0', '-f', 'f32le', '-ac', '1', '-ar', String(RATE), 'pipe:1'], { input: audio, maxBuffer: 1 << 28 });
+  const raw = execFileSync(
+    'ffmpeg',
+    ['-v', 'error', '-i', 'pipe:0', '-f', 'f32le', '-ac', '1', '-ar', String(RATE), 'pipe:1'],
+    { input: audio, maxBuffer: 1 << 28 },
+  );
   return new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length - (raw.length % 4)));
 }
 
@@ -218,7 +252,11 @@ export function piecesOf(pcm: Float32Array, from: number, to: number, min = 2, m
   return [...piecesOf(pcm, from, cut, min, max), ...piecesOf(pcm, cut, to, min, max)];
 }
 
-const PYANNOTE = { spec: 'pyannote-audio==4.0.7', file: 'pyannote_audio-4.0.7-py3-none-any.whl', sha256: '852ea15c4d85bc34773e618267603ffca6a521669a74d33742692cc67fc700d6' };
+const PYANNOTE = {
+  spec: 'pyannote-audio==4.0.7',
+  file: 'pyannote_audio-4.0.7-py3-none-any.whl',
+  sha256: '852ea15c4d85bc34773e618267603ffca6a521669a74d33742692cc67fc700d6',
+};
 
 /**
  * pyannote.audio's sample (MIT, shipped in its wheel): 30 s of a real telephone call between two
@@ -228,9 +266,14 @@ export function telephoneCall(): { pcm: Float32Array; turns: { start: number; en
   const dir = join(loadConfig().cacheDir, '..', 'test-audio');
   mkdirSync(dir, { recursive: true });
   const wheel = fetched(dir, PYANNOTE, (spec, into) =>
-    execFileSync('python3', ['-m', 'pip', 'download', '--no-deps', '--quiet', '--only-binary', ':all:', '-d', into, spec], { stdio: 'ignore' }),
+    execFileSync(
+      'python3',
+      ['-m', 'pip', 'download', '--no-deps', '--quiet', '--only-binary', ':all:', '-d', into, spec],
+      { stdio: 'ignore' },
+    ),
   );
-  const member = (name: string) => execFileSync('unzip', ['-p', wheel, `pyannote/audio/sample/${name}`], { maxBuffer: 1 << 24 });
+  const member = (name: string) =>
+    execFileSync('unzip', ['-p', wheel, `pyannote/audio/sample/${name}`], { maxBuffer: 1 << 24 });
   const turns = member('sample.rttm')
     .toString('utf8')
     .split('\n')
@@ -247,10 +290,12 @@ export function telephoneCall(): { pcm: Float32Array; turns: { start: number; en
  */
 export function recordedVoices(): { speaker: string; pieces: Float32Array[] }[] {
   const recordings = recordedSpeech();
-  const librivox = recordings.filter((r) => r.name.startsWith('librivox')).flatMap((r) => {
-    const pcm = pcm16k(r.audio);
-    return piecesOf(pcm, 0, pcm.length / RATE);
-  });
+  const librivox = recordings
+    .filter((r) => r.name.startsWith('librivox'))
+    .flatMap((r) => {
+      const pcm = pcm16k(r.audio);
+      return piecesOf(pcm, 0, pcm.length / RATE);
+    });
   const jfkPcm = pcm16k(recordings.find((r) => r.name === 'jfk')!.audio);
   const call = telephoneCall();
   const callers = [...new Set(call.turns.map((t) => t.speaker))].map((speaker) => {
@@ -259,11 +304,23 @@ export function recordedVoices(): { speaker: string; pieces: Float32Array[] }[] 
     // Each own turn minus every other speaker's turn.
     const alone = own.flatMap((t) =>
       others.reduce<{ start: number; end: number }[]>(
-        (spans, o) => spans.flatMap((s) => (o.end <= s.start || o.start >= s.end ? [s] : [{ start: s.start, end: o.start }, { start: o.end, end: s.end }].filter((p) => p.end > p.start))),
+        (spans, o) =>
+          spans.flatMap((s) =>
+            o.end <= s.start || o.start >= s.end
+              ? [s]
+              : [
+                  { start: s.start, end: o.start },
+                  { start: o.end, end: s.end },
+                ].filter((p) => p.end > p.start),
+          ),
         [{ start: t.start, end: t.end }],
       ),
     );
     return { speaker: `call ${speaker}`, pieces: alone.flatMap((s) => piecesOf(call.pcm, s.start, s.end)) };
   });
-  return [{ speaker: 'librivox reader', pieces: librivox }, { speaker: 'jfk', pieces: piecesOf(jfkPcm, 0, jfkPcm.length / RATE) }, ...callers];
+  return [
+    { speaker: 'librivox reader', pieces: librivox },
+    { speaker: 'jfk', pieces: piecesOf(jfkPcm, 0, jfkPcm.length / RATE) },
+    ...callers,
+  ];
 }

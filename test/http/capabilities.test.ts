@@ -28,13 +28,24 @@ t.test('classify: object labels return names, never descriptions', async (t) => 
 });
 
 t.test('classify-tree: a path, levels with all seven fields, products', async (t) => {
-  const tree = { order: { description: 'orders', labels: { late: 'late delivery', damaged: 'broken' } }, account: 'the account' };
+  const tree = {
+    order: { description: 'orders', labels: { late: 'late delivery', damaged: 'broken' } },
+    account: 'the account',
+  };
   const res = await post(at('classify-tree'), { text: 'where is my parcel', tree });
   t.equal(res.status, 200);
   t.equal(res.json.path.length, res.json.levels.length);
   t.equal(res.json.label, res.json.path[res.json.path.length - 1]);
   for (const level of res.json.levels) {
-    t.same(Object.keys(level).sort(), ['confidence', 'inference_ms', 'input_chars', 'input_tokens', 'label', 'probability', 'scores']);
+    t.same(Object.keys(level).sort(), [
+      'confidence',
+      'inference_ms',
+      'input_chars',
+      'input_tokens',
+      'label',
+      'probability',
+      'scores',
+    ]);
   }
   const product = res.json.levels.reduce((p: number, l: { probability: number }) => p * l.probability, 1);
   t.ok(close(res.json.probability, product));
@@ -58,7 +69,11 @@ t.test('the text/texts rule and the limits, with the spec messages', async (t) =
     ['classify', { labels: ['a', 'b'] }, 'provide text or texts, not both'],
     ['classify', { text: 'x', texts: ['y'], labels: ['a', 'b'] }, 'provide text or texts, not both'],
     ['classify', { text: 'x', labels: ['a'] }, 'labels: Too small: expected array to have >=2 items'],
-    ['classify', { text: 'x', labels: Array.from({ length: 65 }, (_, i) => `l${i}`) }, 'labels: Too big: expected array to have <=64 items'],
+    [
+      'classify',
+      { text: 'x', labels: Array.from({ length: 65 }, (_, i) => `l${i}`) },
+      'labels: Too big: expected array to have <=64 items',
+    ],
     ['classify', { text: 'x', labels: ['a', ''] }, 'labels.1: Too small: expected string to have >=1 characters'],
     ['classify', { text: 'x', labels: { a: 'A' } }, 'labels: Too small: expected object to have >=2 keys'],
     ['classify', { text: 'x', labels: 'a,b' }, 'labels: Invalid input: expected array or object, received string'],
@@ -66,7 +81,11 @@ t.test('the text/texts rule and the limits, with the spec messages', async (t) =
     ['rate', { text: 'x', scale: ['only'] }, 'scale: Too small: expected array to have >=2 items'],
     ['rate', { text: 'x', scale: Array(11).fill('s') }, 'scale: Too big: expected array to have <=10 items'],
     ['classify-tree', { text: 'x', tree: {} }, 'tree: Too small: expected object to have >=1 keys'],
-    ['classify-tree', { text: 'x', tree: { a: { labels: { b: 5 } } } }, 'tree.a.labels.b: Invalid input: expected string or object, received number'],
+    [
+      'classify-tree',
+      { text: 'x', tree: { a: { labels: { b: 5 } } } },
+      'tree.a.labels.b: Invalid input: expected string or object, received number',
+    ],
   ];
   for (const [capability, body, message] of cases) {
     const res = await post(at(capability), body);
@@ -114,7 +133,10 @@ t.test('entities: typed spans sorted by start, offsets that slice the text', asy
     t.ok(['person', 'place'].includes(e.type));
   }
   const starts = res.json.entities.map((e: { start: number }) => e.start);
-  t.same(starts, [...starts].sort((a, b) => a - b));
+  t.same(
+    starts,
+    [...starts].sort((a, b) => a - b),
+  );
   const bad = await post(at('entities'), { text, types: [] });
   t.equal(bad.json.error.message, 'types: Too small: expected array to have >=1 items');
 });

@@ -67,8 +67,18 @@ t.test('deep and recursive schemas are refused with invalid_schema', async (t) =
   let deep: Record<string, unknown> = { type: 'string' };
   for (let i = 0; i < 20; i++) deep = { type: 'object', properties: { inner: deep } };
   const recursive = { type: 'object', properties: { node: { $ref: '#' } } };
-  const defs = { type: 'object', $defs: { n: { type: 'object', properties: { next: { $ref: '#/$defs/n' } } } }, properties: { head: { $ref: '#/$defs/n' } } };
-  for (const schema of [deep, recursive, defs, { type: 'array', items: { type: 'string' } }, { type: 'object', properties: {} }]) {
+  const defs = {
+    type: 'object',
+    $defs: { n: { type: 'object', properties: { next: { $ref: '#/$defs/n' } } } },
+    properties: { head: { $ref: '#/$defs/n' } },
+  };
+  for (const schema of [
+    deep,
+    recursive,
+    defs,
+    { type: 'array', items: { type: 'string' } },
+    { type: 'object', properties: {} },
+  ]) {
     const res = await post(at('extract'), { text: 'x', schema });
     t.equal(res.status, 400, JSON.stringify(schema).slice(0, 60));
     t.ok(['invalid_schema', 'invalid_request'].includes(res.json.error.code));

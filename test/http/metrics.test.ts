@@ -10,10 +10,15 @@ import { startGatedServer } from '../helpers/gated-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-metrics-'));
 const lines: string[] = [];
-const server = await startGatedServer({ auth: 'on', databaseUrl: join(dir, 'service.db') }, { delayMs: 300 }, { queue: 0 }, {
-  ...createLogger('info'),
-  info: (msg, fields) => lines.push(JSON.stringify({ msg, ...fields })),
-});
+const server = await startGatedServer(
+  { auth: 'on', databaseUrl: join(dir, 'service.db') },
+  { delayMs: 300 },
+  { queue: 0 },
+  {
+    ...createLogger('info'),
+    info: (msg, fields) => lines.push(JSON.stringify({ msg, ...fields })),
+  },
+);
 t.teardown(async () => {
   await server.close();
   rmSync(dir, { recursive: true, force: true });
@@ -21,7 +26,11 @@ t.teardown(async () => {
 const { key, record } = await issueKey(server.access.store, 'prod', 'acme');
 const secretText = 'The secret merger with Globex closes on Friday.';
 const yesNo = (authorization?: string) =>
-  fetch(`${server.url}/v1/decision-machine-1/yes-no`, { method: 'POST', headers: authorization ? { authorization } : {}, body: JSON.stringify({ text: secretText, statement: 'It closes [true]' }) });
+  fetch(`${server.url}/v1/decision-machine-1/yes-no`, {
+    method: 'POST',
+    headers: authorization ? { authorization } : {},
+    body: JSON.stringify({ text: secretText, statement: 'It closes [true]' }),
+  });
 
 t.test('metrics count what happened', async (t) => {
   t.equal((await yesNo()).status, 401);
@@ -32,7 +41,14 @@ t.test('metrics count what happened', async (t) => {
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^text\/plain/);
   const text = await res.text();
-  const value = (line: string) => Number(text.split('\n').find((l) => l.startsWith(line))?.split(' ').pop());
+  const value = (line: string) =>
+    Number(
+      text
+        .split('\n')
+        .find((l) => l.startsWith(line))
+        ?.split(' ')
+        .pop(),
+    );
   const route = 'route="/v1/decision-machine-1/yes-no"';
   t.equal(value(`dm_http_requests_total{${route},method="POST",status="200"}`), 2);
   t.equal(value(`dm_http_requests_total{${route},method="POST",status="401"}`), 1);

@@ -25,7 +25,11 @@ t.test('/openapi.json: OpenAPI 3.1.1, version 1.0.0, every capability with its s
     const name = r.slice('"$ref":"#/components/schemas/'.length, -1);
     t.ok(doc.components.schemas[name], `${r} resolves`);
   }
-  t.equal(doc.components.schemas.ClassifyRequest.properties.labels.anyOf[0].maxItems, 64, 'the limits the routes enforce');
+  t.equal(
+    doc.components.schemas.ClassifyRequest.properties.labels.anyOf[0].maxItems,
+    64,
+    'the limits the routes enforce',
+  );
   const verdict = await new Validator().validate(doc);
   t.same(verdict.errors ?? [], [], 'valid under an OpenAPI 3.1 validator');
   t.equal(verdict.valid, true);
@@ -34,18 +38,30 @@ t.test('/openapi.json: OpenAPI 3.1.1, version 1.0.0, every capability with its s
 t.test('/v1/models lists exactly decision-machine-1', async (t) => {
   const list = (await (await fetch(`${server.url}/v1/models`)).json()) as any;
   t.equal(list.object, 'list');
-  t.same(list.data.map((m: { id: string }) => m.id), ['decision-machine-1']);
+  t.same(
+    list.data.map((m: { id: string }) => m.id),
+    ['decision-machine-1'],
+  );
   t.same(Object.keys(list.data[0]).sort(), ['created', 'id', 'object', 'owned_by']);
   const one = await fetch(`${server.url}/v1/models/decision-machine-1`);
   t.equal(one.status, 200);
   t.equal(((await one.json()) as any).object, 'model');
   const other = await fetch(`${server.url}/v1/models/gpt-4o`);
   t.equal(other.status, 404);
-  t.same(await other.json(), { error: { code: 'model_not_found', message: 'model "gpt-4o" not found; use "decision-machine-1"' } });
+  t.same(await other.json(), {
+    error: { code: 'model_not_found', message: 'model "gpt-4o" not found; use "decision-machine-1"' },
+  });
 });
 
 t.test('GET / lists every route served: the capabilities, chat, System One and the model list', async (t) => {
   const { endpoints } = (await (await fetch(`${server.url}/`)).json()) as { endpoints: string[] };
-  for (const e of ['POST /v1/decision-machine-1/yes-no', 'POST /v1/chat/completions', 'POST /v1/systemone', 'POST /v1/systemone/batch', 'GET /v1/models']) t.ok(endpoints.includes(e), e);
+  for (const e of [
+    'POST /v1/decision-machine-1/yes-no',
+    'POST /v1/chat/completions',
+    'POST /v1/systemone',
+    'POST /v1/systemone/batch',
+    'GET /v1/models',
+  ])
+    t.ok(endpoints.includes(e), e);
   t.notOk(endpoints.includes('POST /v1/audio/transcribe'), 'no audio route without a whisper model');
 });

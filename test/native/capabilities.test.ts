@@ -4,23 +4,46 @@ import { Engine } from '../../src/engine/engine.js';
 import { decisions } from '../../src/service.js';
 import { testModelPath } from '../helpers/model.js';
 
-const engine = await Engine.open({ modelPath: await testModelPath(), slots: 2, threads: 2, queue: 2, contextSize: 4096, batchSize: 256 });
+const engine = await Engine.open({
+  modelPath: await testModelPath(),
+  slots: 2,
+  threads: 2,
+  queue: 2,
+  contextSize: 4096,
+  batchSize: 256,
+});
 t.teardown(() => engine.close());
 const s = decisions(engine);
 
 t.test('classify picks the clear topic, multi-token labels included', async (t) => {
-  const out = await s.classify.run({ texts: ['The striker scored twice in the final.', 'Parliament voted on the new tax law.'], labels: ['sports news', 'politics', 'cooking recipe'] });
+  const out = await s.classify.run({
+    texts: ['The striker scored twice in the final.', 'Parliament voted on the new tax law.'],
+    labels: ['sports news', 'politics', 'cooking recipe'],
+  });
   const results = (out.body as { results: { label: string; probability: number }[] }).results;
-  t.same(results.map((r) => r.label), ['sports news', 'politics']);
+  t.same(
+    results.map((r) => r.label),
+    ['sports news', 'politics'],
+  );
   t.ok(results.every((r) => r.probability > 0.5));
 });
 
 t.test('classify tells apart labels that begin with the same words', async (t) => {
   const labels = ['account deletion', 'account access', 'billing'];
-  const out = await s.classify.run({ texts: ['Please close my account for good and erase all of my data.', 'I cannot log in: the password reset link never arrives.'], labels });
+  const out = await s.classify.run({
+    texts: [
+      'Please close my account for good and erase all of my data.',
+      'I cannot log in: the password reset link never arrives.',
+    ],
+    labels,
+  });
   const results = (out.body as { results: { label: string; scores: Record<string, number> }[] }).results;
-  t.same(results.map((r) => r.label), ['account deletion', 'account access']);
-  for (const r of results) t.ok(Math.abs(Object.values(r.scores).reduce((a, b) => a + b, 0) - 1) < 1e-9, 'scores sum to 1');
+  t.same(
+    results.map((r) => r.label),
+    ['account deletion', 'account access'],
+  );
+  for (const r of results)
+    t.ok(Math.abs(Object.values(r.scores).reduce((a, b) => a + b, 0) - 1) < 1e-9, 'scores sum to 1');
 });
 
 t.test('classify-tree descends into the winner', async (t) => {
@@ -36,7 +59,10 @@ t.test('classify-tree descends into the winner', async (t) => {
 
 t.test('rate puts clear texts at the ends of the scale', async (t) => {
   const scale = ['very bad', 'bad', 'average', 'good', 'excellent'];
-  const out = await s.rate.run({ texts: ['Awful. Cold food, rude staff, never again.', 'Perfect in every way, the best meal of my life.'], scale });
+  const out = await s.rate.run({
+    texts: ['Awful. Cold food, rude staff, never again.', 'Perfect in every way, the best meal of my life.'],
+    scale,
+  });
   const [low, high] = (out.body as { results: { level: number; score: number }[] }).results;
   t.ok(low!.level <= 1, `low level ${low!.level}`);
   t.ok(high!.level >= 3, `high level ${high!.level}`);
@@ -46,7 +72,9 @@ t.test('rate puts clear texts at the ends of the scale', async (t) => {
 t.test('answer copies the span from the text, or says null', async (t) => {
   const text = 'Your flight departs from gate B12 at 14:35.';
   const out = await s.answer.run({ text, questions: ['Which gate?', 'What is the price of the ticket?'] });
-  const [gate, price] = (out.body as { results: { answer: string | null; start: number | null; end: number | null; probability: number }[] }).results;
+  const [gate, price] = (
+    out.body as { results: { answer: string | null; start: number | null; end: number | null; probability: number }[] }
+  ).results;
   t.equal(gate!.answer, 'B12');
   t.equal(text.slice(gate!.start!, gate!.end!), 'B12');
   t.equal(price!.answer, null);
@@ -57,7 +85,10 @@ t.test('entities finds typed spans with exact offsets', async (t) => {
   const text = 'Tim Cook announced that Apple will open a campus in Austin.';
   const out = await s.entities.run({ text, types: ['person', 'organization', 'city'] });
   const entities = (out.body as { entities: { type: string; text: string; start: number; end: number }[] }).entities;
-  t.same(entities.map((e) => `${e.type}: ${e.text}`), ['person: Tim Cook', 'organization: Apple', 'city: Austin']);
+  t.same(
+    entities.map((e) => `${e.type}: ${e.text}`),
+    ['person: Tim Cook', 'organization: Apple', 'city: Austin'],
+  );
   for (const e of entities) t.equal(text.slice(e.start, e.end), e.text);
 });
 
@@ -67,24 +98,41 @@ t.test('entities lists every name of a type, each written as the model writes it
   const text = 'Marie Curie shared the prize with Pierre Curie and Henri Becquerel, then lectured in Valencia.';
   const out = await s.entities.run({ text, types: ['person', 'city'] });
   const entities = (out.body as { entities: { type: string; text: string; start: number; end: number }[] }).entities;
-  t.same(entities.map((e) => `${e.type}: ${e.text}`), ['person: Marie Curie', 'person: Pierre Curie', 'person: Henri Becquerel', 'city: Valencia']);
+  t.same(
+    entities.map((e) => `${e.type}: ${e.text}`),
+    ['person: Marie Curie', 'person: Pierre Curie', 'person: Henri Becquerel', 'city: Valencia'],
+  );
   for (const e of entities) t.equal(text.slice(e.start, e.end), e.text);
 });
 
-t.test('entities with the 64 types a request may name: more lists than one slot holds at once, all answered', async (t) => {
-  // 64 branches that could each copy 16 spans need far more context than the slot's 4096 tokens:
-  // the copier runs them in groups instead of refusing the request.
-  const types = ['person', 'city', ...Array.from({ length: 62 }, (_, i) => `unused kind ${i}`)];
-  const out = await s.entities.run({ text: 'Marie Curie lectured in Valencia.', types });
-  const entities = (out.body as { entities: { type: string; text: string }[] }).entities;
-  t.same(entities.filter((e) => e.type === 'person' || e.type === 'city').map((e) => `${e.type}: ${e.text}`), ['person: Marie Curie', 'city: Valencia']);
-});
+t.test(
+  'entities with the 64 types a request may name: more lists than one slot holds at once, all answered',
+  async (t) => {
+    // 64 branches that could each copy 16 spans need far more context than the slot's 4096 tokens:
+    // the copier runs them in groups instead of refusing the request.
+    const types = ['person', 'city', ...Array.from({ length: 62 }, (_, i) => `unused kind ${i}`)];
+    const out = await s.entities.run({ text: 'Marie Curie lectured in Valencia.', types });
+    const entities = (out.body as { entities: { type: string; text: string }[] }).entities;
+    t.same(
+      entities.filter((e) => e.type === 'person' || e.type === 'city').map((e) => `${e.type}: ${e.text}`),
+      ['person: Marie Curie', 'city: Valencia'],
+    );
+  },
+);
 
 t.test('verify reads the field and compares numbers as numbers', async (t) => {
   const text = 'Invoice total: 2,000 USD, due in 30 days.';
-  const right = (await s.verify.run({ text, field: { name: 'invoice total' }, value: 2000 })).body as { matches: boolean; found: string[] };
-  const wrong = (await s.verify.run({ text, field: { name: 'invoice total' }, value: 2500 })).body as { matches: boolean };
+  const right = (await s.verify.run({ text, field: { name: 'invoice total' }, value: 2000 })).body as {
+    matches: boolean;
+    found: string[];
+  };
+  const wrong = (await s.verify.run({ text, field: { name: 'invoice total' }, value: 2500 })).body as {
+    matches: boolean;
+  };
   t.equal(right.matches, true);
-  t.ok(right.found.some((f) => f.includes('2,000')), `found ${JSON.stringify(right.found)}`);
+  t.ok(
+    right.found.some((f) => f.includes('2,000')),
+    `found ${JSON.stringify(right.found)}`,
+  );
   t.equal(wrong.matches, false);
 });

@@ -14,8 +14,22 @@ t.test('function calling picks the tool and fills its arguments', async (t) => {
     model: 'decision-machine-1',
     messages: [{ role: 'user', content: 'Where is my order A-7731? It has not arrived.' }],
     tools: [
-      { type: 'function', function: { name: 'track_order', description: 'where is an order, delivery status', parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] } } },
-      { type: 'function', function: { name: 'cancel_subscription', description: 'end a subscription plan', parameters: { type: 'object', properties: { plan: { type: 'string' } }, required: ['plan'] } } },
+      {
+        type: 'function',
+        function: {
+          name: 'track_order',
+          description: 'where is an order, delivery status',
+          parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] },
+        },
+      },
+      {
+        type: 'function',
+        function: {
+          name: 'cancel_subscription',
+          description: 'end a subscription plan',
+          parameters: { type: 'object', properties: { plan: { type: 'string' } }, required: ['plan'] },
+        },
+      },
     ],
   });
   const call = res.choices[0]!.message.tool_calls![0]! as { function: { name: string; arguments: string } };
@@ -27,7 +41,16 @@ t.test('structured extraction returns the filled schema as content, typed', asyn
   const res = await client.chat.completions.create({
     model: 'decision-machine-1',
     messages: [{ role: 'user', content: 'Booking for Sam Ortiz: 2 adults, total 620 USD.' }],
-    response_format: { type: 'json_schema', json_schema: { name: 'booking', schema: { type: 'object', properties: { guest: { type: 'string' }, adults: { type: 'integer' }, total: { type: 'number' } } } } },
+    response_format: {
+      type: 'json_schema',
+      json_schema: {
+        name: 'booking',
+        schema: {
+          type: 'object',
+          properties: { guest: { type: 'string' }, adults: { type: 'integer' }, total: { type: 'number' } },
+        },
+      },
+    },
   });
   // Field accuracy is measured by bench/eval.js; here: the schema's keys, its types, a clear value.
   const data = JSON.parse(res.choices[0]!.message.content!) as { guest: unknown; adults: unknown; total: unknown };

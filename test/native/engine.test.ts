@@ -47,13 +47,23 @@ t.test('a repeated prefix is reused from the slot cache, with the same answer', 
 
 t.test('multi-token options are scored by all their tokens', async (t) => {
   const prefix = engine.tokenize('The capital of France is');
-  const [r] = await engine.score([{ prefix, branches: [engine.tokenize(' the city of')], options: [engine.tokenize(' Paris'), engine.tokenize(' Ouagadougou Burkina')] }]);
+  const [r] = await engine.score([
+    {
+      prefix,
+      branches: [engine.tokenize(' the city of')],
+      options: [engine.tokenize(' Paris'), engine.tokenize(' Ouagadougou Burkina')],
+    },
+  ]);
   t.ok(r!.logprobs[0]! > r!.logprobs[1]!, 'Paris is far likelier');
 });
 
 t.test('aborting a running job frees its slot within a second', async (t) => {
   const controller = new AbortController();
-  const long = { prefix: engine.tokenize(longText(4000)), branches: [engine.tokenize(' ok?')], options: [engine.tokenize(' Yes')] };
+  const long = {
+    prefix: engine.tokenize(longText(4000)),
+    branches: [engine.tokenize(' ok?')],
+    options: [engine.tokenize(' Yes')],
+  };
   const pending = engine.score([long, long, long], controller.signal);
   await new Promise((r) => setTimeout(r, 300));
   t.ok(engine.stats().running > 0, 'slots busy');
@@ -65,7 +75,11 @@ t.test('aborting a running job frees its slot within a second', async (t) => {
 });
 
 t.test('the event loop keeps answering while every slot runs', async (t) => {
-  const long = { prefix: engine.tokenize(longText(3000)), branches: [engine.tokenize(' ok?')], options: [engine.tokenize(' Yes')] };
+  const long = {
+    prefix: engine.tokenize(longText(3000)),
+    branches: [engine.tokenize(' ok?')],
+    options: [engine.tokenize(' Yes')],
+  };
   const busy = engine.score([long, long]);
   let worstGap = 0;
   let last = performance.now();
@@ -85,21 +99,86 @@ t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
   const native = new (loadBinding().Engine)();
   t.throws(() => native.tokenize('x', false, false), { code: 'not_loaded' });
   await native.load({ modelPath, slots: 1, threads: 1, contextSize: 512, batchSize: 64, sequences: 4 });
-  t.throws(() => native.submit({ kind: 'score', prefix: Int32Array.of(-1), branches: [Int32Array.of(1)], options: [Int32Array.of(1)] }), /vocabulary/);
-  t.throws(() => native.submit({ kind: 'score', prefix: Int32Array.of(1), branches: [], options: [Int32Array.of(1)] }), /must be a non-empty array/);
-  t.throws(() => native.submit({ kind: 'score', prefix: Int32Array.of(1), branches: [new Int32Array(0)], options: [Int32Array.of(1)] }), /at least one token/);
-  const spans = { kind: 'spans' as const, prefix: Int32Array.of(1), branches: [Int32Array.of(1)], source: Int32Array.of(5, 6), stops: Int32Array.of(2), maxSpanTokens: 32, maxSpans: 1 };
+  t.throws(
+    () =>
+      native.submit({
+        kind: 'score',
+        prefix: Int32Array.of(-1),
+        branches: [Int32Array.of(1)],
+        options: [Int32Array.of(1)],
+      }),
+    /vocabulary/,
+  );
+  t.throws(
+    () => native.submit({ kind: 'score', prefix: Int32Array.of(1), branches: [], options: [Int32Array.of(1)] }),
+    /must be a non-empty array/,
+  );
+  t.throws(
+    () =>
+      native.submit({
+        kind: 'score',
+        prefix: Int32Array.of(1),
+        branches: [new Int32Array(0)],
+        options: [Int32Array.of(1)],
+      }),
+    /at least one token/,
+  );
+  const spans = {
+    kind: 'spans' as const,
+    prefix: Int32Array.of(1),
+    branches: [Int32Array.of(1)],
+    source: Int32Array.of(5, 6),
+    stops: Int32Array.of(2),
+    maxSpanTokens: 32,
+    maxSpans: 1,
+  };
   t.throws(() => native.submit({ ...spans, startTokens: Int32Array.of(7, 8) }), /startLengths must be an Int32Array/);
-  t.throws(() => native.submit({ ...spans, startTokens: Int32Array.of(7, 8), startLengths: Int32Array.of(3), startPositions: Int32Array.of(0) }), /sum to the length/);
-  t.throws(() => native.submit({ ...spans, startTokens: Int32Array.of(7, 8), startLengths: Int32Array.of(2), startPositions: Int32Array.of(2) }), /must index job.source/);
-  const { result } = native.submit({ kind: 'score', prefix: engine.tokenize(longText(400)), branches: [Int32Array.of(1)], options: [Int32Array.of(1)] });
+  t.throws(
+    () =>
+      native.submit({
+        ...spans,
+        startTokens: Int32Array.of(7, 8),
+        startLengths: Int32Array.of(3),
+        startPositions: Int32Array.of(0),
+      }),
+    /sum to the length/,
+  );
+  t.throws(
+    () =>
+      native.submit({
+        ...spans,
+        startTokens: Int32Array.of(7, 8),
+        startLengths: Int32Array.of(2),
+        startPositions: Int32Array.of(2),
+      }),
+    /must index job.source/,
+  );
+  const { result } = native.submit({
+    kind: 'score',
+    prefix: engine.tokenize(longText(400)),
+    branches: [Int32Array.of(1)],
+    options: [Int32Array.of(1)],
+  });
   native.close();
   await t.rejects(result, { code: 'cancelled' }, 'close cancels pending work');
-  await t.rejects(loadBinding().Engine.prototype.load.call(new (loadBinding().Engine)(), { modelPath: '/nonexistent.gguf', slots: 1, threads: 1, contextSize: 512, batchSize: 64, sequences: 4 }), { code: 'load_failed' });
+  await t.rejects(
+    loadBinding().Engine.prototype.load.call(new (loadBinding().Engine)(), {
+      modelPath: '/nonexistent.gguf',
+      slots: 1,
+      threads: 1,
+      contextSize: 512,
+      batchSize: 64,
+      sequences: 4,
+    }),
+    { code: 'load_failed' },
+  );
 });
 
 t.test('a prompt larger than a slot is a 400, never a decode failure', async (t) => {
   const small = await Engine.open({ modelPath, slots: 1, threads: 2, queue: 0, contextSize: 512, batchSize: 128 });
   t.teardown(() => small.close());
-  await t.rejects(new YesNo(small).run({ text: longText(2000), statement: 'ok' }), { code: 'invalid_request', message: /needs \d+ tokens of context but a slot holds 512/ });
+  await t.rejects(new YesNo(small).run({ text: longText(2000), statement: 'ok' }), {
+    code: 'invalid_request',
+    message: /needs \d+ tokens of context but a slot holds 512/,
+  });
 });

@@ -12,11 +12,19 @@ const FOLDERS = ['native/core', 'native/addon', 'native/speaker'];
 
 t.test('native C++ follows .clang-format (line length, naming of includes, layout)', async (t) => {
   if (!onPath('clang-format')) aptInstall('clang-format');
-  const files = FOLDERS.flatMap((dir) => readdirSync(join(root, dir)).filter((f) => /\.(cpp|h)$/.test(f)).map((f) => join(dir, f)));
+  const files = FOLDERS.flatMap((dir) =>
+    readdirSync(join(root, dir))
+      .filter((f) => /\.(cpp|h)$/.test(f))
+      .map((f) => join(dir, f)),
+  );
   t.ok(files.length > 20, `${files.length} files checked`);
   let report = '';
   try {
-    execFileSync('clang-format', ['--dry-run', '--Werror', ...files], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync('clang-format', ['--dry-run', '--Werror', ...files], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (err) {
     report = String((err as { stderr?: string }).stderr ?? err).slice(0, 2000);
   }

@@ -10,14 +10,21 @@ const url = `${server.url}/v1/decision-machine-1/yes-no`;
 /** Until the slot runs the request just sent (a long text is ranked by the encoder first). */
 async function slotBusy(): Promise<void> {
   const asked = performance.now();
-  while (server.engine.stats().running === 0 && performance.now() - asked < 5000) await new Promise((r) => setTimeout(r, 5));
+  while (server.engine.stats().running === 0 && performance.now() - asked < 5000)
+    await new Promise((r) => setTimeout(r, 5));
 }
 
 t.test('a real decision with billing headers', async (t) => {
-  const res = await post(url, { text: 'The invoice was paid in full on March 3.', statement: 'The invoice is unpaid.' });
+  const res = await post(url, {
+    text: 'The invoice was paid in full on March 3.',
+    statement: 'The invoice is unpaid.',
+  });
   t.equal(res.status, 200);
   t.equal(res.json.answer, false);
-  t.equal(res.headers.get('x-input-chars'), String('The invoice was paid in full on March 3.'.length + 'The invoice is unpaid.'.length));
+  t.equal(
+    res.headers.get('x-input-chars'),
+    String('The invoice was paid in full on March 3.'.length + 'The invoice is unpaid.'.length),
+  );
   t.ok(Number(res.headers.get('x-input-tokens')) > 20);
 });
 
@@ -39,7 +46,11 @@ t.test('with the only slot busy: GET / still answers and a new decision gets 529
 
 t.test('a client that disconnects mid-inference frees the native slot within a second', async (t) => {
   const controller = new AbortController();
-  const gone = post(url, { text: longText(4500), statement: 'The vote happened.' }, { signal: controller.signal }).catch(() => undefined);
+  const gone = post(
+    url,
+    { text: longText(4500), statement: 'The vote happened.' },
+    { signal: controller.signal },
+  ).catch(() => undefined);
   await slotBusy();
   t.equal(server.engine.stats().running, 1, 'inference running');
   const aborted = performance.now();

@@ -12,7 +12,10 @@ function stderrOfFailedLoad(level: string): string {
     const engine = new (loadBinding(${JSON.stringify(level)}).Engine)();
     const options = { modelPath: '/nonexistent/model.gguf', slots: 1, threads: 1, contextSize: 512, batchSize: 64, sequences: 4 };
     await engine.load(options).catch((err) => { if (err.code !== 'load_failed') throw err; });`;
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   if (child.status !== 0) throw new Error(`child exited with ${child.status}: ${child.stderr}`);
   return child.stderr;
 }
@@ -23,14 +26,24 @@ t.test('native log lines are JSON with time, level, msg and source', async (t) =
   t.ok(lines.length > 0, 'llama.cpp logged the failed load');
   for (const line of lines) {
     const entry = JSON.parse(line) as Record<string, unknown>;
-    t.match(entry, { time: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, level: /^(debug|info|warn|error)$/, msg: String, source: 'llama.cpp' });
+    t.match(entry, {
+      time: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+      level: /^(debug|info|warn|error)$/,
+      msg: String,
+      source: 'llama.cpp',
+    });
   }
-  t.ok(lines.some((l) => (JSON.parse(l) as { level: string }).level === 'error'), 'the failure itself is an error line');
+  t.ok(
+    lines.some((l) => (JSON.parse(l) as { level: string }).level === 'error'),
+    'the failure itself is an error line',
+  );
 });
 
 t.test('silent prints nothing; error prints the errors alone', async (t) => {
   t.equal(stderrOfFailedLoad('silent'), '');
-  const errors = stderrOfFailedLoad('error').split('\n').filter((l) => l.length > 0);
+  const errors = stderrOfFailedLoad('error')
+    .split('\n')
+    .filter((l) => l.length > 0);
   t.ok(errors.length > 0);
   t.ok(errors.every((l) => (JSON.parse(l) as { level: string }).level === 'error'));
 });

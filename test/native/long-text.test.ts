@@ -47,7 +47,10 @@ t.test('answer finds a fact in the middle of a 20,000-character text', async (t)
 
 t.test('yes-no on a long text reads the window that decides', async (t) => {
   const text = `${filler(9000)}The board approved the merger with Northwind on Friday. ${filler(9000)}`;
-  const out = await s.yesNo.run({ text, statements: ['The board approved the merger.', 'The board rejected the merger.'] });
+  const out = await s.yesNo.run({
+    text,
+    statements: ['The board approved the merger.', 'The board rejected the merger.'],
+  });
   const [yes, no] = (out.body as { results: { answer: boolean }[] }).results;
   t.equal(yes!.answer, true);
   t.equal(no!.answer, false);

@@ -1,7 +1,8 @@
 // sentence-transformers BERT (safetensors + vocab.txt) -> GGUF for llama.cpp's `bert` architecture,
 // the way llama.cpp's own convert_hf_to_gguf.py names things: weight matrices in Q8_0 (measured:
 // cosines within 0.005 of F16, at 55% of the size), norms, biases and the embeddings
-// that are added to activations in F32, the WordPiece vocabulary with "##" pieces unprefixed and word starts marked with U+2581,
+// that are added to activations in F32, the WordPiece vocabulary with "##" pieces unprefixed and word starts marked
+// with U+2581,
 // mean pooling taken from the sentence-transformers pooling config.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,7 +25,9 @@ export async function* bertToGguf(dir: string, name: string): AsyncGenerator<Uin
   const config = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8'));
   if (config.model_type !== 'bert') throw new Error(`expected a BERT model, config says ${config.model_type}`);
   const pooling = JSON.parse(await readFile(join(dir, '1_Pooling', 'config.json'), 'utf8'));
-  const special = new Set<string>(Object.values(JSON.parse(await readFile(join(dir, 'special_tokens_map.json'), 'utf8'))));
+  const special = new Set<string>(
+    Object.values(JSON.parse(await readFile(join(dir, 'special_tokens_map.json'), 'utf8'))),
+  );
   const vocab = (await readFile(join(dir, 'vocab.txt'), 'utf8')).split('\n');
   if (vocab.at(-1) === '') vocab.pop();
   const idOf = (t: string): number => {
@@ -52,7 +55,11 @@ export async function* bertToGguf(dir: string, name: string): AsyncGenerator<Uin
       items: 'string',
       value: vocab.map((t) => (special.has(t) ? t : t.startsWith('##') ? t.slice(2) : `\u2581${t}`)),
     },
-    'tokenizer.ggml.token_type': { type: 'array', items: 'int32', value: vocab.map((t) => (special.has(t) ? CONTROL : NORMAL)) },
+    'tokenizer.ggml.token_type': {
+      type: 'array',
+      items: 'int32',
+      value: vocab.map((t) => (special.has(t) ? CONTROL : NORMAL)),
+    },
     'tokenizer.ggml.unknown_token_id': { type: 'uint32', value: idOf('[UNK]') },
     'tokenizer.ggml.seperator_token_id': { type: 'uint32', value: idOf('[SEP]') },
     'tokenizer.ggml.padding_token_id': { type: 'uint32', value: idOf('[PAD]') },

@@ -10,9 +10,7 @@ export type GgufScalar =
   | { type: 'string'; value: string };
 
 export type GgufMetadata =
-  | GgufScalar
-  | { type: 'array'; items: 'string'; value: string[] }
-  | { type: 'array'; items: 'int32'; value: number[] };
+  GgufScalar | { type: 'array'; items: 'string'; value: string[] } | { type: 'array'; items: 'int32'; value: number[] };
 
 /** ggml tensor types a converter writes. */
 export const GGML_F32 = 0;
@@ -64,15 +62,19 @@ class Bytes {
 function writeValue(out: Bytes, v: GgufMetadata): void {
   out.u32(TYPE_ID[v.type]);
   switch (v.type) {
-    case 'uint32': return out.u32(v.value);
-    case 'int32': return out.i32(v.value);
+    case 'uint32':
+      return out.u32(v.value);
+    case 'int32':
+      return out.i32(v.value);
     case 'float32': {
       const b = Buffer.alloc(4);
       b.writeFloatLE(v.value);
       return out.push(b);
     }
-    case 'bool': return out.push(Buffer.from([v.value ? 1 : 0]));
-    case 'string': return out.str(v.value);
+    case 'bool':
+      return out.push(Buffer.from([v.value ? 1 : 0]));
+    case 'string':
+      return out.str(v.value);
     case 'array':
       out.u32(TYPE_ID[v.items]);
       out.u64(v.value.length);

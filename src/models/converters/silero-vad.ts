@@ -38,9 +38,15 @@ export async function* sileroVadFromDir(dir: string): AsyncIterable<Uint8Array> 
   yield int32s([GGML_MAGIC, MODEL_TYPE.length]);
   yield Buffer.from(MODEL_TYPE, 'ascii');
   yield int32s([
-    ...VERSION, WINDOW_SAMPLES, CONTEXT_SAMPLES,
-    convs.length, ...convs.flatMap((c) => [c.dims[1]!, c.dims[0]!, c.dims[2]!]), // in, out, kernel
-    lstmIh.dims[1]!, lstmHh.dims[1]!, final.dims[1]!, final.dims[0]!,
+    ...VERSION,
+    WINDOW_SAMPLES,
+    CONTEXT_SAMPLES,
+    convs.length,
+    ...convs.flatMap((c) => [c.dims[1]!, c.dims[0]!, c.dims[2]!]), // in, out, kernel
+    lstmIh.dims[1]!,
+    lstmHh.dims[1]!,
+    final.dims[1]!,
+    final.dims[0]!,
   ]);
 
   // [name, type, ggml dimensions (innermost first)]
@@ -59,11 +65,14 @@ export async function* sileroVadFromDir(dir: string): AsyncIterable<Uint8Array> 
   ];
   for (const [name, type, ne] of records) {
     const tensor = get(name);
-    if (ne.reduce((a, b) => a * b, 1) !== tensor.values.length) throw new Error(`${SILERO_ONNX}: model.${name} has ${tensor.values.length} values`);
+    if (ne.reduce((a, b) => a * b, 1) !== tensor.values.length)
+      throw new Error(`${SILERO_ONNX}: model.${name} has ${tensor.values.length} values`);
     const full = `_model.${name}`;
     yield int32s([ne.length, full.length, type, ...ne]);
     yield Buffer.from(full, 'ascii');
-    yield type === F16 ? toF16(tensor.values) : new Uint8Array(tensor.values.buffer, tensor.values.byteOffset, tensor.values.byteLength);
+    yield type === F16
+      ? toF16(tensor.values)
+      : new Uint8Array(tensor.values.buffer, tensor.values.byteOffset, tensor.values.byteLength);
   }
 }
 
@@ -99,7 +108,8 @@ export function onnxInitializers(model: Uint8Array): Map<string, OnnxTensor> {
     }
     if (type !== 1) continue; // only float tensors are weights here
     const count = dims.reduce((a, b) => a * b, 1);
-    if (!values || values.length !== count) throw new Error(`ONNX tensor ${name}: ${values?.length ?? 0} values for shape [${dims.join(', ')}]`);
+    if (!values || values.length !== count)
+      throw new Error(`ONNX tensor ${name}: ${values?.length ?? 0} values for shape [${dims.join(', ')}]`);
     out.set(name, { dims, values });
   }
   return out;

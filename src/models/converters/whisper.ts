@@ -36,7 +36,8 @@ function readCt2(bin: Buffer): Map<string, Ct2Variable> {
     return bin.toString('utf8', at - n, at - 1); // n counts the trailing NUL
   };
   const version = u32();
-  if (version < 5 || version > 6) throw new Error(`CTranslate2 model binary version ${version} is not supported (5 or 6)`);
+  if (version < 5 || version > 6)
+    throw new Error(`CTranslate2 model binary version ${version} is not supported (5 or 6)`);
   const spec = str();
   if (spec !== 'WhisperSpec') throw new Error(`CTranslate2 model is a ${spec}, not a WhisperSpec`);
   u32(); // spec revision
@@ -112,8 +113,19 @@ export function* ct2ToWhisperGgml(bin: Buffer, assets: WhisperAssets): Generator
   const [nAudioCtx, nAudioState] = get('encoder/position_encodings/encodings').dims;
   const nTextCtx = get('decoder/position_encodings/encodings').dims[0];
   const nMels = get('encoder/conv1/weight').dims[1];
-  const hparams = [nVocab, nAudioCtx, nAudioState, scalar('encoder/num_heads'), layers('encoder'),
-    nTextCtx, nTextState, scalar('decoder/num_heads'), layers('decoder'), nMels, F16];
+  const hparams = [
+    nVocab,
+    nAudioCtx,
+    nAudioState,
+    scalar('encoder/num_heads'),
+    layers('encoder'),
+    nTextCtx,
+    nTextState,
+    scalar('decoder/num_heads'),
+    layers('decoder'),
+    nMels,
+    F16,
+  ];
   yield int32s([GGML_MAGIC, ...hparams]);
 
   const mel = assets.melFilters.get(nMels);
@@ -147,9 +159,14 @@ function* tensors(get: (n: string) => Ct2Variable, nEncoder: number, nDecoder: n
     const rows = values.dims[0] / count;
     return { name, shape: [rows, ...values.dims.slice(1)], values, rows: [index * rows, (index + 1) * rows] };
   };
-  const linear = (name: string, from: string, bias = true): Tensor[] =>
-    [whole(`${name}.weight`, `${from}/weight`), ...(bias ? [whole(`${name}.bias`, `${from}/bias`)] : [])];
-  const norm = (name: string, from: string): Tensor[] => [whole(`${name}.weight`, `${from}/gamma`), whole(`${name}.bias`, `${from}/beta`)];
+  const linear = (name: string, from: string, bias = true): Tensor[] => [
+    whole(`${name}.weight`, `${from}/weight`),
+    ...(bias ? [whole(`${name}.bias`, `${from}/bias`)] : []),
+  ];
+  const norm = (name: string, from: string): Tensor[] => [
+    whole(`${name}.weight`, `${from}/gamma`),
+    whole(`${name}.bias`, `${from}/beta`),
+  ];
   // Fused projections: `count` equal blocks of rows; `skipBias` names blocks without a bias (keys).
   const fused = (names: string[], from: string, skipBias: string): Tensor[] =>
     names.flatMap((n, i) => [
@@ -197,7 +214,8 @@ function* tensors(get: (n: string) => Ct2Variable, nEncoder: number, nDecoder: n
 
 function tensorRecord(t: Tensor): Buffer {
   const { dtype, dims, data } = t.values;
-  if (dtype !== CT2_FLOAT16 && dtype !== CT2_FLOAT32) throw new Error(`${t.name}: CTranslate2 type ${dtype} is not supported (float16/float32 only)`);
+  if (dtype !== CT2_FLOAT16 && dtype !== CT2_FLOAT32)
+    throw new Error(`${t.name}: CTranslate2 type ${dtype} is not supported (float16/float32 only)`);
   const count = t.shape.reduce((a, b) => a * b, 1);
   const width = dtype === CT2_FLOAT16 ? 2 : 4;
   const rowBytes = (data.length / dims[0]) | 0;
@@ -260,7 +278,7 @@ function floatToHalf(f: number): number {
 function untar(tar: Buffer): Map<string, Buffer> {
   const files = new Map<string, Buffer>();
   let longName: string | undefined;
-  for (let at = 0; at + 512 <= tar.length; ) {
+  for (let at = 0; at + 512 <= tar.length;) {
     const header = tar.subarray(at, at + 512);
     if (header.every((b) => b === 0)) break;
     const field = (from: number, len: number) => header.toString('utf8', from, from + len).replace(/\0.*$/s, '');

@@ -9,13 +9,22 @@ const varint = (n: number): number[] => {
   for (; n >= 0x80; n = Math.floor(n / 128)) out.push((n % 128) | 0x80);
   return [...out, n];
 };
-const field = (n: number, bytes: Uint8Array | number[]): number[] => [...varint(n * 8 + 2), ...varint(bytes.length), ...bytes];
+const field = (n: number, bytes: Uint8Array | number[]): number[] => [
+  ...varint(n * 8 + 2),
+  ...varint(bytes.length),
+  ...bytes,
+];
 const number = (n: number, value: number): number[] => [...varint(n * 8), ...varint(value)];
 const floats = (xs: number[]) => new Uint8Array(Float32Array.from(xs).buffer);
 const text = (s: string) => [...Buffer.from(s)];
 
 t.test('reads float initializers from raw data and from packed floats', async (t) => {
-  const raw = [...field(1, [...varint(2), ...varint(3)]), ...number(2, 1), ...field(8, text('model.a')), ...field(9, floats([1, 2, 3, 4, 5, 6]))];
+  const raw = [
+    ...field(1, [...varint(2), ...varint(3)]),
+    ...number(2, 1),
+    ...field(8, text('model.a')),
+    ...field(9, floats([1, 2, 3, 4, 5, 6])),
+  ];
   const packed = [...number(1, 2), ...number(2, 1), ...field(8, text('model.b')), ...field(4, floats([0.5, -0.5]))];
   const int64s = [...number(1, 1), ...number(2, 7), ...field(8, text('shape')), ...field(9, [8, 0, 0, 0, 0, 0, 0, 0])];
   const graph = [...field(1, text('node')), ...field(5, raw), ...field(5, packed), ...field(5, int64s)];
