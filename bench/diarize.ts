@@ -20,7 +20,7 @@
 // letter count) instead of whisper's: a quicker check while developing.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -384,9 +384,11 @@ async function main(): Promise<void> {
   }
 
   const report = {
-    command: `node dist/bench/diarize.js --seed ${seed} --synthetic ${args.synthetic} --recorded ${args.recorded}${args.only ? ` --only ${args.only}` : ''}`,
+    command: `node dist/bench/diarize.js --seed ${seed} --synthetic ${args.synthetic} --recorded ${args.recorded}${args.only ? ` --only ${args.only}` : ''}${args.words === 'script' ? ' --words script' : ''}`,
     date: new Date().toISOString(),
     machine: '2 cores (shared with other work while measured), no GPU',
+    /** 1, 5 and 15 minute load averages when the run ended. */
+    loadAverage: loadavg().map((l) => Number(l.toFixed(2))),
     defaults: DIARIZE_DEFAULTS,
     sets,
   };
