@@ -52,12 +52,8 @@ const SEQUENCES = 33;
 // windows per call.
 const ENCODER = Object.freeze({ batchTokens: 512, sequences: 4 });
 const ATTEMPTS = 2; // an inference failure is retried once; the second failure is final
-/**
- * A request reads at most this many slot contexts of tokens in all its jobs (see tokensOf): the
- * cost bound of one request (README "Limits"). One context is what one job may hold anyway, and
- * at the prefill rate of 2 cores it is about a minute; two made 16x16 decisions take minutes.
- */
-export const REQUEST_CONTEXTS = 1;
+/** A request reads at most this many slot contexts of tokens in all its jobs (see tokensOf). */
+export const REQUEST_CONTEXTS = 2;
 
 /** What diarization uses of the speaker encoder: its sizes and batched window embeddings. */
 export type SpeakerEmbedder = Pick<NativeSpeakerEncoder, 'dims' | 'embed'>;

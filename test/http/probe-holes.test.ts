@@ -56,7 +56,7 @@ t.test('texts x statements over the limit: 400 naming it, at once', async (t) =>
 });
 
 t.test('a request reading more than its token budget: 400 naming the limit, before any job', async (t) => {
-  // The fake binding's tokens are characters and SMALL's context is 4,096: the budget.
+  // The fake binding's tokens are characters and SMALL's context is 4,096: a budget of 8,192.
   const before = server.engine.stats().completed;
   const res = await post(`${api}/yes-no`, {
     texts: Array.from({ length: 8 }, (_, i) => `${i} ${'word '.repeat(400)}`),
@@ -65,7 +65,7 @@ t.test('a request reading more than its token budget: 400 naming the limit, befo
   t.equal(res.status, 400);
   t.match(
     res.json.error.message,
-    /^body: the request needs \d+ tokens of model reading, more than the limit of 4096 per request/,
+    /^body: the request needs \d+ tokens of model reading, more than the limit of 8192 per request/,
   );
   t.equal(server.engine.stats().completed, before, 'no job ran');
 });
