@@ -32,6 +32,11 @@ export const ConfigSchema = Type.Object({
   contextSize: Int(512, 131072, 'KV cache tokens per slot'),
   batchSize: Int(32, 8192, 'tokens per decode call'),
   maxBodyBytes: Int(1024, 1 << 30, 'largest accepted request body, bytes'),
+  overloadDelayMs: Int(
+    0,
+    1000,
+    'a 529 is sent this long after the refusal, so clients retrying at once cannot starve the slots',
+  ),
   logLevel: Type.Union([Type.Literal('info'), Type.Literal('error'), Type.Literal('silent')]),
   nativeLog: Type.Union(
     [Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error'), Type.Literal('silent')],
@@ -87,6 +92,7 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   contextSize: 6144, // tokens per slot: a 20,000-character English text (~4,500) plus its statements
   batchSize: 256, // tokens per decode: as fast as 512 here, half the compute buffer
   maxBodyBytes: 4 * 1024 * 1024, // 32 texts x 20,000 characters, with JSON escaping
+  overloadDelayMs: 100, // measured with bench/retry-storm.ts (docs/operations.md)
   logLevel: 'info',
   nativeLog: 'error',
   // Off by default, as the spec's launch period has it; start-up says so loudly (docs/operations.md).
@@ -122,6 +128,7 @@ export const ENV = Object.freeze({
   DM_CONTEXT: 'contextSize',
   DM_BATCH: 'batchSize',
   DM_MAX_BODY_BYTES: 'maxBodyBytes',
+  DM_OVERLOAD_DELAY_MS: 'overloadDelayMs',
   DM_LOG_LEVEL: 'logLevel',
   DM_NATIVE_LOG: 'nativeLog',
   DM_AUTH: 'auth',

@@ -149,6 +149,7 @@ function chatCompletions(chat: Chat, engine: Engine): Route {
   return {
     method: 'post',
     path: '/v1/chat/completions',
+    admissible: () => engine.assertAdmissible(),
     handler: async (req) => {
       const body = parseJson(req);
       const model = (body as { model?: unknown } | null)?.model;
@@ -218,6 +219,7 @@ function decision(name: Capability, run: Runner, engine: Engine): Route {
   return {
     method: 'post',
     path: `${CAPABILITY_PREFIX}/${name}`,
+    admissible: () => engine.assertAdmissible(),
     handler: async (req) => {
       const body = parseJson(req);
       // The hosted service's SDK sends `image` (and `detail`) for image input.

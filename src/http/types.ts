@@ -28,4 +28,9 @@ export interface Route {
   handler: Handler;
   /** This route's body cap, bytes, when it differs from the server's (audio uploads). */
   maxBodyBytes?: number;
+  /**
+   * Throws `overloaded` when the service would not admit this route's request now: checked before
+   * the body is read, so a refusal costs no parsing.
+   */
+  admissible?: () => void;
 }

@@ -1,6 +1,10 @@
 // The only file that knows uWebSockets.js. It reads bodies under a byte cap, turns client
-// disconnects into AbortSignals, and writes replies corked, never after an abort.
+// disconnects into AbortSignals, and writes replies corked, never after an abort. It listens on a
+// private unix socket; the public port is the strict HTTP/1.1 front of front.ts.
 import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type * as UWS from 'uWebSockets.js';
@@ -8,6 +12,7 @@ import { ServiceError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { ApiReply, Route } from './types.js';
+import { front } from './front.js';
 
 /**
  * Loads the native uWS binary itself. The package's entry point silently falls back to a slow
@@ -26,6 +31,8 @@ export interface ServerOptions {
   host: string;
   port: number;
   maxBodyBytes: number;
+  /** A 529 is sent this long after the refusal, so clients retrying at once cannot spin the CPU the slots need. */
+  overloadDelayMs?: number;
   log: Logger;
   metrics?: Metrics;
 }
@@ -36,7 +43,7 @@ export interface Server {
   close(): void;
 }
 
-export function serve(routes: Route[], options: ServerOptions): Promise<Server> {
+export async function serve(routes: Route[], options: ServerOptions): Promise<Server> {
   const uws = loadUws();
   const app = uws.App();
   for (const route of routes) app[route.method](route.path, (res, req) => handle(route, res, req, options));
@@ -44,12 +51,32 @@ export function serve(routes: Route[], options: ServerOptions): Promise<Server> 
     options.metrics?.observe('unrouted', req.getCaseSensitiveMethod(), 404, 0);
     res.writeStatus('404 Not Found').writeHeader('content-type', 'text/plain').end('Not Found');
   });
-  return new Promise((resolve, reject) => {
-    app.listen(options.host, options.port, (socket) => {
-      if (!socket) return reject(new Error(`cannot listen on ${options.host}:${options.port}`));
-      resolve({ port: uws.us_socket_local_port(socket), close: () => uws.us_listen_socket_close(socket) });
-    });
+  // A directory only this user can enter (mkdtemp makes it 0700): no one else reaches uWS past the front.
+  const dir = mkdtempSync(join(tmpdir(), 'decision-machine-'));
+  const upstream = join(dir, 'uws.sock');
+  const listening = await new Promise<UWS.us_listen_socket>((resolve, reject) => {
+    app.listen_unix(
+      (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${upstream}`))),
+      upstream,
+    );
   });
+  const close = () => {
+    uws.us_listen_socket_close(listening);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const public_ = await front({ host: options.host, port: options.port, upstream, log: options.log });
+    return {
+      port: public_.port,
+      close: () => {
+        public_.close();
+        close();
+      },
+    };
+  } catch (err) {
+    close();
+    throw new Error(`cannot listen on ${options.host}:${options.port}: ${(err as Error).message}`);
+  }
 }
 
 function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, options: ServerOptions): void {
@@ -80,8 +107,8 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
       res.writeHeader('content-type', reply.contentType ?? 'application/json');
       res.writeHeader('x-request-id', id);
       for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
-      // A refused upload may still be streaming in: close rather than read the rest.
-      res.end(body, reply.status === 413);
+      // A refused upload may still be streaming in: the front closes the client's connection and drops this one.
+      res.end(body);
     });
     ended = true;
     const seconds = (performance.now() - started) / 1000;
@@ -98,14 +125,22 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
   // Anything unexpected, even in `send` itself, ends this request with the envelope, never the process.
   const fail = (err: unknown) => {
     if (aborted) return; // the client is gone: its job was cancelled, nothing to write
-    if (err instanceof ServiceError && !answered)
-      return send({ status: err.status, body: err.toJSON(), headers: err.headers });
+    if (err instanceof ServiceError && !answered) {
+      const reply = () => send({ status: err.status, body: err.toJSON(), headers: err.headers });
+      if (err.code === 'overloaded' && options.overloadDelayMs) return void setTimeout(reply, options.overloadDelayMs);
+      return reply();
+    }
     options.log.error('unhandled error', { id, path, error: String((err as Error)?.stack ?? err) });
     if (answered) return;
     const internal = new ServiceError('internal_error', 'internal error');
     send({ status: 500, body: internal.toJSON(), headers: internal.headers });
   };
 
+  try {
+    route.admissible?.();
+  } catch (err) {
+    return fail(err); // full: the body is left unread (uWS skips it by its length)
+  }
   const body =
     route.method === 'get'
       ? Promise.resolve(Buffer.alloc(0))

@@ -48,7 +48,10 @@ export async function audioServer(env: NodeJS.ProcessEnv = {}, slots = 1): Promi
 
 /**
  * POSTs raw bytes. node:http rather than fetch: fetch gives up on a reply that takes more than
- * 300 s to start, which a transcription of damaged audio on a busy two-core machine can.
+ * 300 s to start, which a transcription of damaged audio on a busy two-core machine can. Each
+ * upload opens its own connection: the tests synthesise speech synchronously, which stalls the
+ * in-process server's timers too, so a pooled connection can be closed by its idle timer just as
+ * the next upload is written on it (ECONNRESET).
  */
 export function post(
   url: string,
@@ -59,7 +62,7 @@ export function post(
   return new Promise((resolve, reject) => {
     const req = request(
       url + query,
-      { method: 'POST', headers: { 'content-type': type, 'content-length': body.length } },
+      { method: 'POST', agent: false, headers: { 'content-type': type, 'content-length': body.length } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
