@@ -5,6 +5,7 @@
 //
 //   node dist/bench/retry-storm.js --url http://127.0.0.1:18200 --seconds 90 --clients 16 --retry storm
 import { parseArgs } from 'node:util';
+import { SMALL_DECISIONS } from './small-decisions.js';
 
 const { values } = parseArgs({
   options: {
@@ -18,20 +19,7 @@ const seconds = Number(values.seconds);
 const backoffMs = values.retry === 'backoff' ? 500 : 0;
 const api = `${values.url}/v1/decision-machine-1`;
 
-const MIX: [string, unknown][] = [
-  ['yes-no', { text: 'The parcel arrived on Tuesday, two days late.', statement: 'The parcel was late.' }],
-  [
-    'classify',
-    { text: 'My card was charged twice for one order.', labels: ['billing', 'shipping', 'account', 'other'] },
-  ],
-  [
-    'extract',
-    {
-      text: 'Sam Ortiz booked a table for 2 adults on Friday.',
-      schema: { type: 'object', properties: { name: { type: 'string' }, adults: { type: 'integer' } } },
-    },
-  ],
-];
+const MIX = SMALL_DECISIONS;
 
 const statuses = new Map<number, number>();
 const latencies: number[] = [];

@@ -6,6 +6,7 @@
 //   node dist/bench/soak.js --url http://127.0.0.1:19310 --pid <service pid> --minutes 20 --warmup 5
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { SMALL_DECISIONS } from './small-decisions.js';
 
 const { values } = parseArgs({
   options: {
@@ -21,21 +22,8 @@ const api = `${values.url}/v1/decision-machine-1`;
 const end = performance.now() + Number(values.minutes) * 60_000;
 const warmup = Number(values.warmup) * 60_000;
 
-const MIX: [string, unknown][] = [
-  ['yes-no', { text: 'The parcel arrived on Tuesday, two days late.', statement: 'The parcel was late.' }],
-  [
-    'classify',
-    { text: 'My card was charged twice for one order.', labels: ['billing', 'shipping', 'account', 'other'] },
-  ],
-  [
-    'extract',
-    {
-      text: 'Sam Ortiz booked a table for 2 adults on Friday.',
-      schema: { type: 'object', properties: { name: { type: 'string' }, adults: { type: 'integer' } } },
-    },
-  ],
-  ['yes-no', '{"text": "unterminated'],
-];
+// The decisions of the retry storm, and one malformed body (a 400 must not leak either).
+const MIX: [string, unknown][] = [...SMALL_DECISIONS, ['yes-no', '{"text": "unterminated']];
 
 const statuses = new Map<string, number>();
 const count = (key: string) => statuses.set(key, (statuses.get(key) ?? 0) + 1);
