@@ -165,7 +165,7 @@ const report: Record<string, unknown> = {
   modelPath,
   slots: config.slots,
   threads: config.threads,
-  note: 'latency measured under shared load: both sides called alternately, one request at a time',
+  note: 'both sides called alternately, one request at a time, after two warm-up calls each',
 };
 const rows: {
   cap: string;
@@ -225,7 +225,7 @@ function chart(data: typeof rows): string {
   const w = 520;
   const h = 240;
   const top = Math.max(...data.flatMap((r) => [r.service.p50Ms, r.peer.p50Ms]));
-  const scale = (ms: number) => (ms / top) * 150;
+  const scale = (ms: number) => (ms / top) * 130;
   const bars = data.flatMap((r, g) =>
     (
       [

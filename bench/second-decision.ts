@@ -115,7 +115,7 @@ const p = {
 const report = {
   model: service.engine.info.description,
   runs,
-  note: 'p50 of wall-clock and of process CPU time per call; wall time measured under shared load',
+  note: 'p50 of wall-clock and of process CPU time per call',
   p50: p,
   ratios: {
     secondToFirst: ratio(p.yesNoAfterClassify, p.classifyFresh),
