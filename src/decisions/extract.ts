@@ -40,6 +40,9 @@ const DOCUMENT_FIELDS: ExtractWording = {
 };
 
 const MAX_LIST = 16;
+// A single value may be long (a postal address over three lines of a receipt); a list item is short.
+const MAX_VALUE_TOKENS = 64;
+const MAX_ITEM_TOKENS = 32;
 
 export class Extract {
   private readonly prompt: Prompt;
@@ -97,11 +100,11 @@ export class Extract {
     const choices = fields.filter((f) => f.kind === 'enum');
     const source = new Source(this.engine, excerpt);
     const prefix = this.prompt.prefix(`${this.wording.text}: ${excerpt.text}\n\n`);
-    const spanJob = (of: Field[], maxSpans: number): SpanJob =>
+    const spanJob = (of: Field[], maxSpans: number, maxSpanTokens: number): SpanJob =>
       source.job(
         prefix,
         of.map((f) => this.prompt.branch(`${this.wording.field}: ${f.hint}`)),
-        { separator: this.newline, none: this.none, maxSpanTokens: 32, maxSpans, minListLogprob: Math.log(0.5) },
+        { separator: this.newline, none: this.none, maxSpanTokens, maxSpans, minListLogprob: Math.log(0.5) },
       );
     const scoreJobs: ScoreJob[] = [
       ...(flags.length
@@ -114,8 +117,8 @@ export class Extract {
       })),
     ];
     const spanJobs = [
-      ...(singles.length ? [spanJob(singles, 1)] : []),
-      ...(lists.length ? [spanJob(lists, MAX_LIST)] : []),
+      ...(singles.length ? [spanJob(singles, 1, MAX_VALUE_TOKENS)] : []),
+      ...(lists.length ? [spanJob(lists, MAX_LIST, MAX_ITEM_TOKENS)] : []),
     ];
     // One job after another: each finds the text in the slot the first one left it in (prefix
     // cache), where jobs side by side would each prefill it on a slot of their own.
@@ -130,7 +133,10 @@ export class Extract {
       const noneWins = r.noneLogprobs[b]! > (found[0]?.firstLogprob ?? -Infinity);
       if (found.length === 0 || (noneWins && !(field.required && this.wording.requiredFilled))) return [];
       const kept = all ? found.filter((s, k) => k === 0 || Math.exp(s.logprob) >= 0.5) : found.slice(0, 1);
-      return kept.map((s) => source.span(s.start, s.end)?.text).filter((t): t is string => !!t);
+      return kept
+        .map((s) => source.span(s.start, s.end)?.text)
+        .filter((t): t is string => !!t)
+        .map(oneLine);
     };
     let k = 0;
     if (singles.length) {
@@ -152,6 +158,9 @@ export class Extract {
     return { data, tokens: [...spans, ...scores].reduce((n, r) => n + r.promptTokens, 0) };
   }
 }
+
+/** A value is not its layout: line breaks inside a copied value (an address over lines) become one space. */
+const oneLine = (value: string) => value.replace(/[ \t]*\r?\n\s*/g, ' ');
 
 /** A copied span as the field's type: numbers read as numbers (null when it holds no single number). */
 function typed(field: Field, span: string | undefined): unknown {
