@@ -114,6 +114,8 @@ export interface TokenSpan {
   end: number; // exclusive
   logprob: number; // the span's tokens and its closing token
   firstLogprob: number; // its first token
+  closeLogprob: number; // its closing token: the separator before the next span, or a stop
+  stopLogprob: number; // the likeliest stop token at that same step
 }
 
 export interface SpanResult extends JobStats {

@@ -36,6 +36,8 @@ Napi::Value ToJs(Napi::Env env, const SpanResult &r) {
       span.Set("end", r.spans[b][i].end);
       span.Set("logprob", r.spans[b][i].logprob);
       span.Set("firstLogprob", r.spans[b][i].first_logprob);
+      span.Set("closeLogprob", r.spans[b][i].close_logprob);
+      span.Set("stopLogprob", r.spans[b][i].stop_logprob);
       list.Set(i, span);
     }
     branches.Set(b, list);

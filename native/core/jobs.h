@@ -51,6 +51,8 @@ struct Span {
   int32_t start, end;   // token indices into source, [start, end)
   float logprob;        // sum of the span's token log-probabilities (and its closing token)
   float first_logprob;  // log-probability of its first token
+  float close_logprob;  // log-probability of its closing token: the separator before the next span, or a stop
+  float stop_logprob;   // log-probability of the likeliest stop token at that same step
 };
 
 struct JobStats {

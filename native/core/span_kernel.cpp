@@ -1,10 +1,17 @@
 #include "span_kernel.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <unordered_map>
 
 namespace {
+
+// log P(a separator | a separator or the end) where a span closed: whether a list goes on.
+float more_logprob(const Span &s) {
+  const float m = std::max(s.close_logprob, s.stop_logprob);
+  return s.close_logprob - (m + std::log(std::exp(s.close_logprob - m) + std::exp(s.stop_logprob - m)));
+}
 
 // A place a copied answer can be at: a source token, or a token of another form of one.
 struct Place {
@@ -98,9 +105,15 @@ class Copier {
       std::pair<int32_t, int32_t> chosen{INT32_MAX, -1};
       for (auto [start, p] : w.active)
         if (places_[p].whole && start < chosen.first) chosen = {start, p};
-      spans.push_back({chosen.first, places_[chosen.second].origin + 1, w.span_lp + lp(best), w.first_lp});
-      // Past the first span, a list that turns unlikely is over: what follows would be dropped.
-      const bool unlikely = spans.size() > 1 && spans.back().logprob < job_.min_list_logprob;
+      float stop_lp = -INFINITY;
+      for (llama_token t : job_.stops) stop_lp = std::max(stop_lp, lp(t));
+      spans.push_back(
+          {chosen.first, places_[chosen.second].origin + 1, w.span_lp + lp(best), w.first_lp, lp(best), stop_lp});
+      // Past the first span, a list that turns unlikely is over: what follows would be dropped. A
+      // span is as likely as "another one" against "the end" where the span before it closed, times
+      // its own tokens; its closing token decides what comes after it, not whether it belongs.
+      const size_t n = spans.size();
+      const bool unlikely = n > 1 && more_logprob(spans[n - 2]) + w.span_lp < job_.min_list_logprob;
       w.span_len = 0;
       w.span_lp = 0;
       w.active.clear();

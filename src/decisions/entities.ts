@@ -6,6 +6,7 @@ import { charsOf, type Billed } from './billing.js';
 import { labelChars, labelsOf, type Label } from './labels.js';
 import { Prompt } from './prompt.js';
 import { Source } from './source.js';
+import { listProbabilities } from './span-lists.js';
 import { Reader } from './windows.js';
 import { shaped, textsOf } from './texts.js';
 import type { Static } from '@sinclair/typebox';
@@ -78,17 +79,22 @@ function entitiesOf(types: Label[], source: Source, r: SpanResult): Entity[] {
     const spans = r.spans[b]!;
     const none = r.noneLogprobs[b]!;
     if (spans.length === 0 || none > spans[0]!.firstLogprob) return;
+    const probabilities = listProbabilities(spans, none);
     spans.forEach((s, k) => {
       const span = source.span(s.start, s.end);
       if (!span || seen.has(`${type.name}\u0000${span.start}\u0000${span.end}`)) return;
       seen.add(`${type.name}\u0000${span.start}\u0000${span.end}`);
-      // The first span shares its first step with "None"; later ones follow a separator.
-      const probability =
-        k === 0 ? Math.exp(s.logprob - s.firstLogprob) / (1 + Math.exp(none - s.firstLogprob)) : Math.exp(s.logprob);
+      const probability = probabilities[k]!;
       // A list runs on past what the model believes: keep what it finds more likely than not.
       if (probability < MIN_PROBABILITY) return;
       out.push({ type: type.name, text: span.text, probability, start: span.start, end: span.end });
     });
   });
-  return out.sort((a, b) => a.start - b.start || a.end - b.end);
+  // A mention has one type: the same words found under several types keep the one the model is surest of.
+  const surest = new Map<string, Entity>();
+  for (const e of out) {
+    const at = `${e.start}\u0000${e.end}`;
+    if ((surest.get(at)?.probability ?? -1) < e.probability) surest.set(at, e);
+  }
+  return [...surest.values()].sort((a, b) => a.start - b.start || a.end - b.end);
 }

@@ -9,6 +9,7 @@ import { argmax, normalise } from './distribution.js';
 import { Prompt } from './prompt.js';
 import { fieldsOf, type Field } from './schema-fields.js';
 import { Source } from './source.js';
+import { listProbabilities } from './span-lists.js';
 import { shaped, textsOf } from './texts.js';
 import { Reader, type Excerpt } from './windows.js';
 import { numberIn } from './numbers.js';
@@ -132,7 +133,8 @@ export class Extract {
       const found = r.spans[b]!;
       const noneWins = r.noneLogprobs[b]! > (found[0]?.firstLogprob ?? -Infinity);
       if (found.length === 0 || (noneWins && !(field.required && this.wording.requiredFilled))) return [];
-      const kept = all ? found.filter((s, k) => k === 0 || Math.exp(s.logprob) >= 0.5) : found.slice(0, 1);
+      const p = listProbabilities(found, r.noneLogprobs[b]!);
+      const kept = all ? found.filter((_, k) => k === 0 || p[k]! >= 0.5) : found.slice(0, 1);
       return kept
         .map((s) => source.span(s.start, s.end)?.text)
         .filter((t): t is string => !!t)

@@ -188,7 +188,7 @@ function spans(job: SpanJob): SpanResult {
   const found = job.branches.map((b, i) =>
     i >= scoredFrom || String.fromCharCode(...b).includes('[none]')
       ? []
-      : [{ start: 0, end: firstWord, logprob: -0.2, firstLogprob: -0.1 }],
+      : [{ start: 0, end: firstWord, logprob: -0.2, firstLogprob: -0.1, closeLogprob: -0.05, stopLogprob: -3 }],
   );
   const options = job.firstOptions?.length ?? 0;
   const promptTokens = job.prefix.length + job.branches.reduce((n, b) => n + b.length, 0);
