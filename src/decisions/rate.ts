@@ -1,5 +1,7 @@
 // rate: where a text sits on an ordered scale, from the log-probabilities of the model writing
-// each level's number. The scale comes before the text, so it is cached across calls.
+// each level's own words. The scale is numbered for reference, but a level's number is not what
+// is scored: descriptions with numbers of their own ("7/10", a 1-10 scale) pull a written digit
+// to the wrong level. The scale comes before the text, so it is cached across calls.
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
@@ -12,17 +14,15 @@ import type { RateRequest, RateResult as RateResultSchema } from '../api/rate.js
 export type RateInput = Static<typeof RateRequest>;
 export type RateResult = Static<typeof RateResultSchema>;
 
-const SYSTEM = 'You rate texts on a scale. Reply with the number of the level that fits best, nothing else.';
+const SYSTEM = 'You rate texts on a scale. Reply with the level that fits best, nothing else.';
 
 export class Rate {
   private readonly prompt: Prompt;
-  private readonly digits: Int32Array[];
   private readonly reader: Reader;
 
   constructor(private readonly engine: Engine) {
     this.prompt = new Prompt(engine, SYSTEM);
     this.reader = new Reader(engine);
-    this.digits = Array.from({ length: 10 }, (_, i) => this.prompt.option(String(i)));
   }
 
   async run(input: RateInput, signal?: AbortSignal): Promise<Billed<RateResult | { results: RateResult[] }>> {
@@ -32,8 +32,8 @@ export class Rate {
       prefix: this.prompt.prefix(
         `Scale from 0 (lowest) to ${input.scale.length - 1} (highest):\n${scale}\n\nText: ${this.reader.sample(text).text}\n\n`,
       ),
-      branches: [this.prompt.branch('Which level of the scale fits the text?')],
-      options: this.digits.slice(0, input.scale.length),
+      branches: [this.prompt.branch('Which level of the scale fits the text? Reply with its words, not its number.')],
+      options: this.prompt.choices(input.scale),
     }));
     const scored = await this.engine.score(jobs, signal);
     const results = scored.map((r): RateResult => {
