@@ -61,9 +61,10 @@ export class YesNo {
     const jobs = groups.map(({ text, statements: ss }, i) => {
       const prompt = text === undefined ? this.withoutText : this.withText;
       // Everything before the statement is shared; branches stay short because each costs prefill.
+      // A statement written as a question is put as one: "Yes" then means its answer is yes.
       return {
         prefix: prompt.prefix(text === undefined ? '' : `Text: ${read[i]!.text}\n\n`),
-        branches: ss.map((s) => prompt.branch(`Statement: ${s}${hints}`)),
+        branches: ss.map((s) => prompt.branch(`${s.trimEnd().endsWith('?') ? 'Question' : 'Statement'}: ${s}${hints}`)),
         options: this.options,
       };
     });
