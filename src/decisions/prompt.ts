@@ -65,6 +65,11 @@ export class Prompt {
   }
 }
 
+/** A claim to judge Yes or No, put as what it is: a question ("Yes" means its answer is yes) or a statement. */
+export function claimLine(claim: string): string {
+  return claim.trimEnd().endsWith('?') ? `Question: ${claim}` : `Statement: ${claim}`;
+}
+
 function concat(a: Int32Array, b: Int32Array): Int32Array {
   const out = new Int32Array(a.length + b.length);
   out.set(a);

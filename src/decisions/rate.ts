@@ -19,21 +19,24 @@ const SYSTEM = 'You rate texts on a scale. Reply with the level that fits best, 
 export class Rate {
   private readonly prompt: Prompt;
   private readonly reader: Reader;
+  private readonly question: Int32Array;
 
   constructor(private readonly engine: Engine) {
     this.prompt = new Prompt(engine, SYSTEM);
     this.reader = new Reader(engine);
+    this.question = this.prompt.branch('Which level of the scale fits the text? Reply with its words, not its number.');
   }
 
   async run(input: RateInput, signal?: AbortSignal): Promise<Billed<RateResult | { results: RateResult[] }>> {
     const { texts, list } = textsOf(input);
     const scale = input.scale.map((s, i) => `${i}: ${s}`).join('\n');
+    const options = this.prompt.choices(input.scale);
     const jobs = texts.map((text) => ({
       prefix: this.prompt.prefix(
         `Scale from 0 (lowest) to ${input.scale.length - 1} (highest):\n${scale}\n\nText: ${this.reader.sample(text).text}\n\n`,
       ),
-      branches: [this.prompt.branch('Which level of the scale fits the text? Reply with its words, not its number.')],
-      options: this.prompt.choices(input.scale),
+      branches: [this.question],
+      options,
     }));
     const scored = await this.engine.score(jobs, signal);
     const results = scored.map((r): RateResult => {

@@ -12,7 +12,7 @@ import type { Content, Question } from '../api/systemone.js';
 import { charsOf, type Billed } from './billing.js';
 import { argmax, normalise } from './distribution.js';
 import { calibrated, CONTENT_FREE_TEXT } from './label-priors.js';
-import { Prompt } from './prompt.js';
+import { claimLine, Prompt } from './prompt.js';
 import { Reader } from './windows.js';
 
 export type SystemOneAnswer =
@@ -154,13 +154,7 @@ export class SystemOne {
   private ask(id: string, q: Question): Asked {
     const instructions = q.instructions == null ? undefined : render(q.instructions);
     if (q.type === 'noul') {
-      const lines = [
-        instructions === undefined
-          ? 'Question: is this true of the text?'
-          : instructions.trimEnd().endsWith('?')
-            ? `Question: ${instructions}`
-            : `Statement: ${instructions}`,
-      ];
+      const lines = [instructions === undefined ? 'Question: is this true of the text?' : claimLine(instructions)];
       if (q.criteria?.true != null) lines.push(`Yes when: ${render(q.criteria.true)}`);
       if (q.criteria?.false != null) lines.push(`No when: ${render(q.criteria.false)}`);
       lines.push('Yes or No?');

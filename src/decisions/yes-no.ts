@@ -4,7 +4,7 @@ import type { Engine } from '../engine/engine.js';
 import { ServiceError } from '../errors.js';
 import { charsOf, type Billed } from './billing.js';
 import { calibration, platt } from './distribution.js';
-import { Prompt } from './prompt.js';
+import { claimLine, Prompt } from './prompt.js';
 import { Reader } from './windows.js';
 import type { Static } from '@sinclair/typebox';
 import type { YesNoRequest, YesNoResult as YesNoResultSchema } from '../api/yes-no.js';
@@ -61,10 +61,9 @@ export class YesNo {
     const jobs = groups.map(({ text, statements: ss }, i) => {
       const prompt = text === undefined ? this.withoutText : this.withText;
       // Everything before the statement is shared; branches stay short because each costs prefill.
-      // A statement written as a question is put as one: "Yes" then means its answer is yes.
       return {
         prefix: prompt.prefix(text === undefined ? '' : `Text: ${read[i]!.text}\n\n`),
-        branches: ss.map((s) => prompt.branch(`${s.trimEnd().endsWith('?') ? 'Question' : 'Statement'}: ${s}${hints}`)),
+        branches: ss.map((s) => prompt.branch(`${claimLine(s)}${hints}`)),
         options: this.options,
       };
     });
