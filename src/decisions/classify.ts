@@ -78,18 +78,21 @@ export class Classify {
 
   /**
    * Scores every text with `score` (the engine's, or a session's) and decides each; the label
-   * set's prior is computed alongside (once per label set) and divided out.
+   * set's prior is computed alongside (once per label set) and divided out. `evidence`, when
+   * given, is added to each text's label scores (nats) before deciding.
    */
   async classified(
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
     texts: string[],
     labels: Label[],
+    evidence?: number[][],
   ): Promise<{ results: ClassifyResult[]; scored: ScoreResult[] }> {
     const [prior, scored] = await Promise.all([this.priors.of(labels), score(texts.map((t) => this.job(t, labels)))]);
     const first = scored.map((r) => calibrated(r.logprobs, prior));
+    const withEvidence = (z: number[], i: number): number[] => (evidence ? z.map((x, k) => x + evidence[i]![k]!) : z);
     // A small model prefers labels by their place in the list; where the first reading is close,
     // the labels are read again in the other orders and each label's score is averaged over all.
-    const close = texts.flatMap((_, i) => (labels.length > 2 && gap(first[i]!) < CLOSE ? [i] : []));
+    const close = texts.flatMap((_, i) => (labels.length > 2 && gap(withEvidence(first[i]!, i)) < CLOSE ? [i] : []));
     if (close.length > 0) {
       const [otherPrior, again] = await Promise.all([
         this.otherOrders.of(labels),
@@ -104,7 +107,7 @@ export class Classify {
         };
       });
     }
-    return { results: first.map((z) => this.decide(labels, z)), scored };
+    return { results: first.map((z, i) => this.decide(labels, withEvidence(z, i))), scored };
   }
 
   /** The labels' probabilities from their calibrated scores, at the fitted temperature. */

@@ -1,0 +1,45 @@
+// classify-tree on the real models: top labels that say little ("utility", "meta") are chosen by
+// what lies under them, through the sentence encoder.
+import t from 'tap';
+import { Engine } from '../../src/engine/engine.js';
+import { decisions } from '../../src/service.js';
+import { testEncoderPath, testModelPath } from '../helpers/model.js';
+
+const engine = await Engine.open({
+  modelPath: await testModelPath(),
+  encoderPath: await testEncoderPath(),
+  slots: 2,
+  threads: 2,
+  queue: 2,
+  contextSize: 4096,
+  batchSize: 256,
+});
+t.teardown(() => engine.close());
+const s = decisions(engine);
+
+// The model alone sends four of these five to small_talk or the wrong work intent.
+const tree = {
+  utility: { labels: { timer: 'timer', weather: 'weather', calculator: 'calculator', alarm: 'alarm' } },
+  meta: {
+    labels: { change_language: 'change language', reset_settings: 'reset settings', change_volume: 'change volume' },
+  },
+  small_talk: { labels: { tell_joke: 'tell joke', greeting: 'greeting', goodbye: 'goodbye' } },
+  work: { labels: { pto_request: 'pto request', schedule_meeting: 'schedule meeting', payday: 'payday' } },
+};
+
+t.test('classify-tree: vague top labels are chosen by the labels under them', async (t) => {
+  const cases: [string, string[]][] = [
+    ['can you start a countdown for ten minutes', ['utility', 'timer']],
+    ['will it rain tomorrow afternoon', ['utility', 'weather']],
+    ['put everything back to the factory defaults', ['meta', 'reset_settings']],
+    ['when do i get my next paycheck', ['work', 'payday']],
+    ['i would like to take friday off', ['work', 'pto_request']],
+  ];
+  const out = await s.classifyTree.run({ texts: cases.map(([text]) => text), tree });
+  const results = (out.body as { results: { path: string[]; probability: number }[] }).results;
+  t.same(
+    results.map((r) => r.path),
+    cases.map(([, path]) => path),
+  );
+  t.ok(results.every((r) => r.probability > 0.5));
+});
