@@ -17,7 +17,7 @@ const engine = await Engine.open({
 t.teardown(() => engine.close());
 const s = decisions(engine);
 
-// The model alone sends four of these five to small_talk or the wrong work intent.
+// The model alone (no encoder) sends three of these five to small_talk or to work > pto_request.
 const tree = {
   utility: { labels: { timer: 'timer', weather: 'weather', calculator: 'calculator', alarm: 'alarm' } },
   meta: {
