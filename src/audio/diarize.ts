@@ -15,6 +15,7 @@
 //   5. Each word goes to the speaker whose mean embedding the windows over it resemble most;
 //      speakers are numbered in the order their first word is heard.
 import type { SpeakerEmbedder } from '../engine/engine.js';
+import { dot } from '../engine/vectors.js';
 import { CancelledError } from '../errors.js';
 
 export interface DiarizeOptions {
@@ -373,12 +374,6 @@ function joinAlike(
     const [keep, drop] = pair;
     labels = labels.map((l) => (l === drop ? keep : l));
   }
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let k = 0; k < a.length; k++) s += a[k] * b[k];
-  return s;
 }
 
 function normalise(v: Float32Array): void {

@@ -2,6 +2,7 @@
 // for each group, the best cosine between the text and any member. Label texts are embedded once
 // and kept (a tree's labels come back with every request).
 import type { Engine } from '../engine/engine.js';
+import { dot } from '../engine/vectors.js';
 
 const CACHED_VECTORS = 8192;
 
@@ -17,11 +18,12 @@ export class Similarity {
   /** For each group, the highest cosine similarity between `text` and a member (-1 for an empty group). */
   async best(text: string, groups: string[][]): Promise<number[]> {
     const known = new Map<string, Float32Array>();
+    const missing: string[] = [];
     for (const t of new Set(groups.flat())) {
       const v = this.vectors.get(t);
       if (v) known.set(t, v);
+      else missing.push(t);
     }
-    const missing = [...new Set(groups.flat())].filter((t) => !known.has(t));
     const [query, ...rows] = await this.engine.embed([text, ...missing]);
     missing.forEach((t, i) => {
       const v = Float32Array.from(rows[i]!); // a copy: the row is a view of the whole batch
@@ -31,10 +33,4 @@ export class Similarity {
     });
     return groups.map((group) => group.reduce((best, t) => Math.max(best, dot(query!, known.get(t)!)), -1));
   }
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
 }

@@ -9,6 +9,7 @@
 // dropped silently: docs/capabilities.md states this policy, and offsets always refer to the
 // original text.
 import type { Engine } from '../engine/engine.js';
+import { dot } from '../engine/vectors.js';
 
 /** Texts up to this many characters are read whole. */
 export const WHOLE_TEXT_CHARS = 2000;
@@ -134,10 +135,4 @@ function merged(ranges: [number, number][]): [number, number][] {
     else out.push([from, to]);
   }
   return out;
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
 }

@@ -1,7 +1,7 @@
 // The real decision model for native tests: the one `npm test` pulled (DM_MODEL_PATH wins).
 import { readFile } from 'node:fs/promises';
 import { loadBinding } from '../../src/binding.js';
-import type { SpeakerEmbedder } from '../../src/engine/engine.js';
+import { Engine, type SpeakerEmbedder } from '../../src/engine/engine.js';
 import { DEFAULT_ENCODER_MODEL, DEFAULT_SPEAKER_MODEL } from '../../src/models/manifest.js';
 import { resolveModel } from '../../src/models/store.js';
 import { loadConfig } from '../../src/config.js';
@@ -14,6 +14,19 @@ export function testModelPath(): Promise<string> {
 /** The sentence encoder `npm test` pulled. */
 export function testEncoderPath(): Promise<string> {
   return resolveModel(DEFAULT_ENCODER_MODEL, { cacheDir: loadConfig().cacheDir, offline: true });
+}
+
+/** The real decision model as the native tests run it (2 slots x 2 threads), with the sentence encoder if asked. */
+export async function openTestEngine({ encoder = false } = {}): Promise<Engine> {
+  return Engine.open({
+    modelPath: await testModelPath(),
+    ...(encoder ? { encoderPath: await testEncoderPath() } : {}),
+    slots: 2,
+    threads: 2,
+    queue: 2,
+    contextSize: 4096,
+    batchSize: 256,
+  });
 }
 
 /** The speaker encoder `npm test` pulled, outside an engine (for diarization's own tests). */

@@ -1,17 +1,9 @@
 // classify, classify-tree and rate on the real model: clear cases decided correctly.
 import t from 'tap';
-import { Engine } from '../../src/engine/engine.js';
 import { decisions } from '../../src/service.js';
-import { testModelPath } from '../helpers/model.js';
+import { openTestEngine } from '../helpers/model.js';
 
-const engine = await Engine.open({
-  modelPath: await testModelPath(),
-  slots: 2,
-  threads: 2,
-  queue: 2,
-  contextSize: 4096,
-  batchSize: 256,
-});
+const engine = await openTestEngine();
 t.teardown(() => engine.close());
 const s = decisions(engine);
 

@@ -1,19 +1,10 @@
 // classify-tree on the real models: top labels that say little ("utility", "meta") are chosen by
 // what lies under them, through the sentence encoder.
 import t from 'tap';
-import { Engine } from '../../src/engine/engine.js';
 import { decisions } from '../../src/service.js';
-import { testEncoderPath, testModelPath } from '../helpers/model.js';
+import { openTestEngine } from '../helpers/model.js';
 
-const engine = await Engine.open({
-  modelPath: await testModelPath(),
-  encoderPath: await testEncoderPath(),
-  slots: 2,
-  threads: 2,
-  queue: 2,
-  contextSize: 4096,
-  batchSize: 256,
-});
+const engine = await openTestEngine({ encoder: true });
 t.teardown(() => engine.close());
 const s = decisions(engine);
 

@@ -1,19 +1,10 @@
 // 20,000-character texts on the real models: the encoder finds the window that holds the answer,
 // and the answer's offsets point into the original text.
 import t from 'tap';
-import { Engine } from '../../src/engine/engine.js';
 import { decisions } from '../../src/service.js';
-import { testEncoderPath, testModelPath } from '../helpers/model.js';
+import { openTestEngine } from '../helpers/model.js';
 
-const engine = await Engine.open({
-  modelPath: await testModelPath(),
-  encoderPath: await testEncoderPath(),
-  slots: 2,
-  threads: 2,
-  queue: 2,
-  contextSize: 4096,
-  batchSize: 256,
-});
+const engine = await openTestEngine({ encoder: true });
 t.teardown(() => engine.close());
 const s = decisions(engine);
 
