@@ -92,6 +92,12 @@ export interface SpanJob {
   maxSpans?: number;
   /** A later span of a list whose log-probability is below this ends the list. */
   minListLogprob?: number;
+  /**
+   * One flag per source token: 1 where a span that would end there takes the next token too, if
+   * the model gives it at least minJoinLogprob.
+   */
+  joinNext?: Int32Array;
+  minJoinLogprob?: number;
   /** Single tokens scored at every branch's first answer step (SpanResult.firstLogprobs). */
   firstOptions?: Int32Array;
   /** The last this many branches only score firstOptions: a check asked on the same prefill, no span. */

@@ -360,6 +360,11 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   if (!o.Get("none").IsUndefined()) sj.none = args::Int(env, o, "job", "none", -1);
   if (!o.Get("minListLogprob").IsUndefined())
     sj.min_list_logprob = static_cast<float>(args::Number(env, o, "job", "minListLogprob"));
+  if (!o.Get("joinNext").IsUndefined()) {
+    sj.join_next = args::Int32s(env, o.Get("joinNext"), "job.joinNext");
+    args::Check(env, sj.join_next.size() == sj.source.size(), "job.joinNext must have one flag per job.source token");
+    sj.min_join_logprob = static_cast<float>(args::Number(env, o, "job", "minJoinLogprob"));
+  }
   if (!o.Get("firstOptions").IsUndefined()) sj.first_options = TokenArray(env, o.Get("firstOptions"), "firstOptions");
   if (!o.Get("scoredBranches").IsUndefined())
     sj.scored_branches = args::Int(env, o, "job", "scoredBranches", 0, static_cast<int32_t>(sj.branches.size()) - 1);

@@ -43,8 +43,12 @@ struct SpanJob {
   int32_t max_span_tokens = 0;         // >= 1
   int32_t max_spans = 0;               // >= 1
   float min_list_logprob = -INFINITY;  // a later span of a list less likely than this ends the list
-  Tokens first_options;                // single tokens scored at every branch's first answer step
-  int32_t scored_branches = 0;         // the last this many branches only score first_options: no spans
+  // Per source token: 1 where a span that would end there takes the next token too, if the model
+  // gives that token at least min_join_logprob (a number and its unit, the halves of a plate).
+  std::vector<int32_t> join_next;
+  float min_join_logprob = 0;
+  Tokens first_options;         // single tokens scored at every branch's first answer step
+  int32_t scored_branches = 0;  // the last this many branches only score first_options: no spans
 };
 
 struct Span {

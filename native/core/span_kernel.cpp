@@ -80,14 +80,25 @@ class Copier {
     };
     const bool can_list = job_.separator >= 0 && static_cast<int32_t>(spans.size()) + 1 < job_.max_spans;
     bool whole = false;  // the answer so far is a whole span: it may end here
+    bool join = true;    // every place it may end at asks to go on (see SpanJob::join_next)
+    float credit = 0;    // log-probability of ending here, added to a span that went on instead
     if (w.span_len == 0) {
       for (const auto &entry : starts_) consider(entry.first);  // any source token starts a span
     } else {
       for (auto [start, p] : w.active) {
         const Place &place = places_[p];
         whole = whole || place.whole;
+        if (place.whole) join = join && !job_.join_next.empty() && job_.join_next[place.origin];
         // A form is finished whatever the length limit: its span ends on a whole token.
         if (place.next >= 0 && (w.span_len < job_.max_span_tokens || !place.whole)) consider(places_[place.next].token);
+      }
+      if (whole && join && best >= 0 && lp(best) >= job_.min_join_logprob) {
+        // Ending here and going on are one answer: the span keeps the probability of both.
+        float end_lp = can_list ? lp(job_.separator) : -INFINITY;
+        for (llama_token t : job_.stops) end_lp = std::max(end_lp, lp(t));
+        const float m = std::max(lp(best), end_lp);
+        credit = m + std::log(std::exp(lp(best) - m) + std::exp(end_lp - m)) - lp(best);
+        whole = false;
       }
       if (whole) {
         for (llama_token t : job_.stops) consider(t);
@@ -121,7 +132,7 @@ class Copier {
       w.next = best;
       return;
     }
-    w.span_lp += lp(best);
+    w.span_lp += lp(best) + credit;
     std::vector<std::pair<int32_t, int32_t>> next;
     if (w.span_len == 0) {
       w.first_lp = lp(best);

@@ -6,6 +6,8 @@ import type { Engine } from '../engine/engine.js';
 import { ServiceError } from '../errors.js';
 import type { Excerpt } from './windows.js';
 
+const MIN_JOIN_LOGPROB = Math.log(0.1);
+
 // Trimmed from both ends of a copied span: a span is the words, not the spaces or punctuation
 // the model may carry along.
 const EDGE = /^[\s.,;:!?"'()[\]{}]+|[\s.,;:!?"'()[\]{}]+$/g;
@@ -22,6 +24,8 @@ export class Source {
   readonly startTokens: Int32Array;
   readonly startLengths: Int32Array;
   readonly startPositions: Int32Array;
+  /** Per token: 1 where a span ending on it should take the next token too (see joins). */
+  readonly joinNext: Int32Array;
   private readonly offsets: number[]; // UTF-16 offset at the start of each token, plus the end
 
   /** What the model reads. */
@@ -75,6 +79,7 @@ export class Source {
     this.startTokens = Int32Array.from(tokens);
     this.startLengths = Int32Array.from(lengths);
     this.startPositions = Int32Array.from(positions);
+    this.joinNext = joins(this.tokens.length, (i) => text.slice(this.offsets[i], this.offsets[i + 1]));
   }
 
   /** A span job that copies from this text; the model's end-of-reply tokens stop it. */
@@ -94,6 +99,8 @@ export class Source {
       startLengths: this.startLengths,
       startPositions: this.startPositions,
       stops: this.engine.stopTokens,
+      joinNext: this.joinNext,
+      minJoinLogprob: MIN_JOIN_LOGPROB,
       ...how,
     };
   }
@@ -111,6 +118,17 @@ export class Source {
     const at = this.excerpt.toOriginal(from + lead, from + lead + text.length);
     return at && { text, start: at[0], end: at[1] };
   }
+}
+
+// A number and the word or number after it are one value ("1000 mg", "KM19 XTB", "+44 20 7946"): where a
+// token ends in a digit and the next is a space and a letter or digit, a span goes on if the model
+// finds that plausible. The model alone ended "1000 mg" and "KM19 XTB" after the digits; with the
+// join, pool-dev entities F1 rose from 0.71 to 0.79 (bench/eval.js --cap entities --limit 25), and
+// answer and extract were unchanged; any probability from 0.05 to 0.2 gave the same figures.
+function joins(n: number, piece: (i: number) => string): Int32Array {
+  return Int32Array.from({ length: n }, (_, i) =>
+    i + 1 < n && /\d$/.test(piece(i)) && /^ [\p{L}\p{N}]/u.test(piece(i + 1)) ? 1 : 0,
+  );
 }
 
 // UTF-16 offset for every UTF-8 byte offset of `text` (a byte inside a character maps to the

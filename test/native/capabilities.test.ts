@@ -97,6 +97,20 @@ t.test('entities lists every name of a type, each written as the model writes it
   for (const e of entities) t.equal(text.slice(e.start, e.end), e.text);
 });
 
+t.test('entities copies a number with the unit or letters that follow it', async (t) => {
+  // Without the join the model ended these after the digits: "1000", "5", "KM19", "LD21".
+  const text =
+    'Continue metformin 1000 mg twice daily and amlodipine 5 mg once daily. Vehicles KM19 XTB and LD21 PWA were involved.';
+  const types = { dosage: 'amount per dose, such as 10 mg', 'licence plate': 'vehicle registration numbers' };
+  const out = await s.entities.run({ text, types });
+  const entities = (out.body as { entities: { type: string; text: string; start: number; end: number }[] }).entities;
+  t.same(
+    entities.map((e) => `${e.type}: ${e.text}`),
+    ['dosage: 1000 mg', 'dosage: 5 mg', 'licence plate: KM19 XTB', 'licence plate: LD21 PWA'],
+  );
+  for (const e of entities) t.equal(text.slice(e.start, e.end), e.text);
+});
+
 t.test(
   'entities with the 64 types a request may name: more lists than one slot holds at once, all answered',
   async (t) => {

@@ -153,6 +153,10 @@ t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
       }),
     /must index job.source/,
   );
+  t.throws(
+    () => native.submit({ ...spans, joinNext: Int32Array.of(1), minJoinLogprob: -2 }),
+    /joinNext must have one flag per job.source token/,
+  );
   const { result } = native.submit({
     kind: 'score',
     prefix: engine.tokenize(longText(400)),
