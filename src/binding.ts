@@ -98,6 +98,8 @@ export interface SpanJob {
    */
   joinNext?: Int32Array;
   minJoinLogprob?: number;
+  /** Per source token: the one token that writes it and then the separator ("%\n"), or -1. */
+  closingTokens?: Int32Array;
   /** Single tokens scored at every branch's first answer step (SpanResult.firstLogprobs). */
   firstOptions?: Int32Array;
   /** The last this many branches only score firstOptions: a check asked on the same prefill, no span. */

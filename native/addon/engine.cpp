@@ -365,6 +365,14 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
     args::Check(env, sj.join_next.size() == sj.source.size(), "job.joinNext must have one flag per job.source token");
     sj.min_join_logprob = static_cast<float>(args::Number(env, o, "job", "minJoinLogprob"));
   }
+  if (!o.Get("closingTokens").IsUndefined()) {
+    sj.closing_tokens = args::Int32s(env, o.Get("closingTokens"), "job.closingTokens");
+    args::Check(env, sj.closing_tokens.size() == sj.source.size(),
+                "job.closingTokens must have one token (or -1) per job.source token");
+    const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model_));
+    for (int32_t t : sj.closing_tokens)
+      args::Check(env, t >= -1 && t < n_vocab, "job.closingTokens: token id out of the vocabulary");
+  }
   if (!o.Get("firstOptions").IsUndefined()) sj.first_options = TokenArray(env, o.Get("firstOptions"), "firstOptions");
   if (!o.Get("scoredBranches").IsUndefined())
     sj.scored_branches = args::Int(env, o, "job", "scoredBranches", 0, static_cast<int32_t>(sj.branches.size()) - 1);

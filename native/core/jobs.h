@@ -47,6 +47,9 @@ struct SpanJob {
   // gives that token at least min_join_logprob (a number and its unit, the halves of a plate).
   std::vector<int32_t> join_next;
   float min_join_logprob = 0;
+  // Per source token: the model's one token for that token followed by the separator ("%" and "\n"
+  // are "%\n"), or -1. Copying it closes the span there.
+  Tokens closing_tokens;
   Tokens first_options;         // single tokens scored at every branch's first answer step
   int32_t scored_branches = 0;  // the last this many branches only score first_options: no spans
 };

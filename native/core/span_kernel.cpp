@@ -104,14 +104,34 @@ class Copier {
         for (llama_token t : job_.stops) consider(t);
         if (can_list) consider(job_.separator);
       }
+      if (can_list && w.span_len < job_.max_span_tokens)
+        for (auto [start, p] : w.active)
+          if (const int32_t q = places_[p].next; closing(q) >= 0) consider(closing(q));
     }
     if (best < 0) {  // an empty source: nothing to copy
       w.done = true;
       return;
     }
 
+    // The model wrote the next source token and the separator as one token ("%\n"): the span takes
+    // that source token and closes there.
+    bool closed_by_merge = false;
+    if (w.span_len > 0 && best != job_.separator) {
+      std::vector<std::pair<int32_t, int32_t>> merged;
+      bool copies = false;
+      for (auto [start, p] : w.active) {
+        const int32_t q = places_[p].next;
+        copies = copies || (q >= 0 && places_[q].token == best);
+        if (closing(q) == best) merged.emplace_back(start, q);
+      }
+      if (!copies && !merged.empty()) {
+        w.active.swap(merged);
+        ++w.span_len;
+        closed_by_merge = true;
+      }
+    }
     const bool stop = std::find(job_.stops.begin(), job_.stops.end(), best) != job_.stops.end();
-    if (whole && (stop || (best == job_.separator && can_list))) {
+    if (closed_by_merge || (whole && (stop || (best == job_.separator && can_list)))) {
       // The closing token belongs to the span's probability; the earliest occurrence wins.
       std::pair<int32_t, int32_t> chosen{INT32_MAX, -1};
       for (auto [start, p] : w.active)
@@ -149,6 +169,11 @@ class Copier {
   }
 
  private:
+  // The token that writes source place q and then the separator, or -1 (none, or q is not a source token).
+  llama_token closing(int32_t q) const {
+    return q >= 0 && static_cast<size_t>(q) < job_.closing_tokens.size() ? job_.closing_tokens[q] : -1;
+  }
+
   Decoder &d_;
   const SpanJob &job_;
   SpanResult &out_;

@@ -26,6 +26,9 @@ export class Source {
   readonly startPositions: Int32Array;
   /** Per token: 1 where a span ending on it should take the next token too (see joins). */
   readonly joinNext: Int32Array;
+  /** Per token: the model's one token for it followed by a line break ("%" + "\n" is "%\n"), or -1. */
+  readonly closingTokens: Int32Array;
+  private readonly newline: number;
   private readonly offsets: number[]; // UTF-16 offset at the start of each token, plus the end
 
   /** What the model reads. */
@@ -80,6 +83,17 @@ export class Source {
     this.startLengths = Int32Array.from(lengths);
     this.startPositions = Int32Array.from(positions);
     this.joinNext = joins(this.tokens.length, (i) => text.slice(this.offsets[i], this.offsets[i + 1]));
+    // A list puts a line break after each span, and the model writes some endings together with it:
+    // "12%" then a line break is "1", "2", "%\n", where the text has "1", "2", "%", " to".
+    this.newline = engine.tokenize('\n')[0]!;
+    const closing = new Map<number, number>();
+    this.closingTokens = this.tokens.map((token, i) => {
+      if (!closing.has(token)) {
+        const merged = engine.tokenize(`${text.slice(this.offsets[i], this.offsets[i + 1])}\n`);
+        closing.set(token, merged.length === 1 ? merged[0]! : -1);
+      }
+      return closing.get(token)!;
+    });
   }
 
   /** A span job that copies from this text; the model's end-of-reply tokens stop it. */
@@ -101,6 +115,7 @@ export class Source {
       stops: this.engine.stopTokens,
       joinNext: this.joinNext,
       minJoinLogprob: MIN_JOIN_LOGPROB,
+      ...(how.separator === this.newline ? { closingTokens: this.closingTokens } : {}),
       ...how,
     };
   }

@@ -115,6 +115,19 @@ t.test('entities copies a number with the unit or letters that follow it', async
 });
 
 t.test(
+  'entities copies a percentage whole, though the model writes its "%" and the line break as one token',
+  async (t) => {
+    const text = 'Revenue rose 12% to €4.8 billion, while net profit fell 3.5% to €610 million.';
+    const out = await s.entities.run({ text, types: { money: 'amounts of money', percentage: 'percentages' } });
+    const entities = (out.body as { entities: { type: string; text: string }[] }).entities;
+    t.same(
+      entities.filter((e) => e.type === 'percentage').map((e) => e.text),
+      ['12%', '3.5%'],
+    );
+  },
+);
+
+t.test(
   'entities with the 64 types a request may name: more lists than one slot holds at once, all answered',
   async (t) => {
     // 64 branches that could each copy 16 spans need far more context than the slot's 4096 tokens:

@@ -157,6 +157,10 @@ t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
     () => native.submit({ ...spans, joinNext: Int32Array.of(1), minJoinLogprob: -2 }),
     /joinNext must have one flag per job.source token/,
   );
+  t.throws(
+    () => native.submit({ ...spans, closingTokens: Int32Array.of(1, -2) }),
+    /closingTokens: token id out of the vocabulary/,
+  );
   const { result } = native.submit({
     kind: 'score',
     prefix: engine.tokenize(longText(400)),
