@@ -7,6 +7,11 @@
 
 namespace {
 
+float log_add(float a, float b) {
+  const float m = std::max(a, b);
+  return m == -INFINITY ? m : m + std::log(std::exp(a - m) + std::exp(b - m));
+}
+
 // log P(a separator | a separator or the end) where a span closed: whether a list goes on.
 float more_logprob(const Span &s) {
   const float m = std::max(s.close_logprob, s.stop_logprob);
@@ -92,21 +97,28 @@ class Copier {
         // A form is finished whatever the length limit: its span ends on a whole token.
         if (place.next >= 0 && (w.span_len < job_.max_span_tokens || !place.whole)) consider(places_[place.next].token);
       }
+      // Ending here is one choice however it is written, the separator (more spans follow) or a
+      // stop, and it is weighed whole against going on: split in two, it lost to a next word
+      // ("Maersk container") that each part alone was less likely than.
+      float end_lp = -INFINITY;
+      llama_token end = -1;
+      if (whole) {
+        auto end_with = [&](llama_token t) {
+          end_lp = log_add(end_lp, lp(t));
+          if (end < 0 || logits[t] > logits[end]) end = t;
+        };
+        for (llama_token t : job_.stops) end_with(t);
+        if (can_list) end_with(job_.separator);
+      }
       if (whole && join && best >= 0 && lp(best) >= job_.min_join_logprob) {
         // Ending here and going on are one answer: the span keeps the probability of both.
-        float end_lp = can_list ? lp(job_.separator) : -INFINITY;
-        for (llama_token t : job_.stops) end_lp = std::max(end_lp, lp(t));
-        const float m = std::max(lp(best), end_lp);
-        credit = m + std::log(std::exp(lp(best) - m) + std::exp(end_lp - m)) - lp(best);
-        whole = false;
-      }
-      if (whole) {
-        for (llama_token t : job_.stops) consider(t);
-        if (can_list) consider(job_.separator);
+        credit = log_add(lp(best), end_lp) - lp(best);
+        end = -1;
       }
       if (can_list && w.span_len < job_.max_span_tokens)
         for (auto [start, p] : w.active)
           if (const int32_t q = places_[p].next; closing(q) >= 0) consider(closing(q));
+      if (end >= 0 && (best < 0 || end_lp > lp(best))) best = end;
     }
     if (best < 0) {  // an empty source: nothing to copy
       w.done = true;
