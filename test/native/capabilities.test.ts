@@ -178,3 +178,13 @@ t.test('extract: a value over several lines comes back on one line; booleans and
     payment: 'credit card',
   });
 });
+
+t.test('extract: a list the text writes on one line comes back as one item per name', async (t) => {
+  const text = 'Standup, 4 June\nPresent: Nadia Rahman, Tomás Silva, Ewa Nowak\nApologies: Ben Carter';
+  const schema = {
+    type: 'object',
+    properties: { present: { type: 'array', description: 'people present', items: { type: 'string' } } },
+  };
+  const out = await s.extract.run({ text, schema });
+  t.same((out.body as { data: { present: string[] } }).data.present, ['Nadia Rahman', 'Tomás Silva', 'Ewa Nowak']);
+});
