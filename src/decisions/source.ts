@@ -26,9 +26,6 @@ export class Source {
   readonly startPositions: Int32Array;
   /** Per token: 1 where a span ending on it should take the next token too (see joins). */
   readonly joinNext: Int32Array;
-  /** Per token: the model's one token for it followed by a line break ("%" + "\n" is "%\n"), or -1. */
-  readonly closingTokens: Int32Array;
-  private readonly newline: number;
   private readonly offsets: number[]; // UTF-16 offset at the start of each token, plus the end
 
   /** What the model reads. */
@@ -65,7 +62,7 @@ export class Source {
     this.tokens.forEach((token, i) => {
       let found = forms.get(token);
       if (found === undefined) {
-        const word = text.slice(this.offsets[i], this.offsets[i + 1]).replace(/^\s/, '');
+        const word = this.piece(i).replace(/^\s/, '');
         const capital = word.charAt(0).toUpperCase() + word.slice(1);
         const spellings = new Set([word, ` ${word}`, capital, ` ${capital}`]);
         found = [...spellings]
@@ -82,17 +79,29 @@ export class Source {
     this.startTokens = Int32Array.from(tokens);
     this.startLengths = Int32Array.from(lengths);
     this.startPositions = Int32Array.from(positions);
-    this.joinNext = joins(this.tokens.length, (i) => text.slice(this.offsets[i], this.offsets[i + 1]));
-    // A list puts a line break after each span, and the model writes some endings together with it:
-    // "12%" then a line break is "1", "2", "%\n", where the text has "1", "2", "%", " to".
-    this.newline = engine.tokenize('\n')[0]!;
-    const closing = new Map<number, number>();
-    this.closingTokens = this.tokens.map((token, i) => {
-      if (!closing.has(token)) {
-        const merged = engine.tokenize(`${text.slice(this.offsets[i], this.offsets[i + 1])}\n`);
-        closing.set(token, merged.length === 1 ? merged[0]! : -1);
+    this.joinNext = joins(this.tokens.length, (i) => this.piece(i));
+  }
+
+  /** The text of token i. */
+  private piece(i: number): string {
+    return this.text.slice(this.offsets[i], this.offsets[i + 1]);
+  }
+
+  /**
+   * Per token: the model's one token for it followed by a line break, or -1. A list puts a line
+   * break after each span, and the model writes some endings together with it: "12%" then a line
+   * break is "1", "2", "%\n", where the text has "1", "2", "%", " to".
+   */
+  private closingTokens(): Int32Array {
+    const known = lineBreaks(this.engine);
+    return this.tokens.map((token, i) => {
+      let merged = known.closing.get(token);
+      if (merged === undefined) {
+        const written = this.engine.tokenize(`${this.piece(i)}\n`);
+        merged = written.length === 1 ? written[0]! : -1;
+        known.closing.set(token, merged);
       }
-      return closing.get(token)!;
+      return merged;
     });
   }
 
@@ -115,7 +124,7 @@ export class Source {
       stops: this.engine.stopTokens,
       joinNext: this.joinNext,
       minJoinLogprob: MIN_JOIN_LOGPROB,
-      ...(how.separator === this.newline ? { closingTokens: this.closingTokens } : {}),
+      ...(how.separator === lineBreaks(this.engine).newline ? { closingTokens: this.closingTokens() } : {}),
       ...how,
     };
   }
@@ -133,6 +142,16 @@ export class Source {
     const at = this.excerpt.toOriginal(from + lead, from + lead + text.length);
     return at && { text, start: at[0], end: at[1] };
   }
+}
+
+// Per engine, kept across requests (a token's text never changes): the line-break token, and for
+// each token id met so far its closing token (see Source.closingTokens).
+const engineLineBreaks = new WeakMap<Engine, { newline: number; closing: Map<number, number> }>();
+
+function lineBreaks(engine: Engine): { newline: number; closing: Map<number, number> } {
+  let known = engineLineBreaks.get(engine);
+  if (!known) engineLineBreaks.set(engine, (known = { newline: engine.tokenize('\n')[0]!, closing: new Map() }));
+  return known;
 }
 
 // A number and the word or number after it are one value ("1000 mg", "KM19 XTB", "+44 20 7946"): where a
