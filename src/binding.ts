@@ -80,11 +80,13 @@ export interface SpanJob {
   source: Int32Array;
   /**
    * Other forms a span may begin with (the word without its space, capitalised...): form k is the
-   * next startLengths[k] tokens of startTokens and stands for source token startPositions[k].
+   * next startLengths[k] tokens of startTokens and stands for source tokens startPositions[k] to
+   * startEnds[k] (absent: to startPositions[k]).
    */
   startTokens?: Int32Array;
   startLengths?: Int32Array;
   startPositions?: Int32Array;
+  startEnds?: Int32Array;
   stops: Int32Array;
   separator?: number;
   none?: number;

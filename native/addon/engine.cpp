@@ -316,7 +316,7 @@ Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
 
 // submit({ kind: 'score', prefix, branches, options })
 // submit({ kind: 'spans', prefix, branches, source, stops, maxSpanTokens, maxSpans, and optionally
-//          startTokens + startLengths + startPositions, separator, none, minListLogprob,
+//          startTokens + startLengths + startPositions (+ startEnds), separator, none, minListLogprob,
 //          firstOptions, scoredBranches (absent: that feature is off) })
 //   -> { id, result: Promise<ScoreResult | SpanResult> }
 Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
@@ -351,6 +351,14 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
     for (int32_t at : sj.start_positions)
       args::Check(env, at >= 0 && at < static_cast<int32_t>(sj.source.size()),
                   "job.startPositions must index job.source");
+    if (!o.Get("startEnds").IsUndefined()) {
+      sj.start_ends = args::Int32s(env, o.Get("startEnds"), "job.startEnds");
+      bool within = sj.start_ends.size() == sj.start_positions.size();
+      for (size_t k = 0; within && k < sj.start_ends.size(); ++k)
+        within = sj.start_ends[k] >= sj.start_positions[k] && sj.start_ends[k] < static_cast<int32_t>(sj.source.size());
+      args::Check(env, within,
+                  "job.startEnds must match job.startPositions, each from its position to the source's end");
+    }
   }
   sj.stops = TokenArray(env, o.Get("stops"), "stops");
   args::Check(env, !sj.stops.empty(), "job.stops must hold at least one token");

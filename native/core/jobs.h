@@ -32,11 +32,14 @@ struct SpanJob {
   std::vector<Tokens> branches;  // >= 1, each non-empty
   Tokens source;                 // the text, tokenized alone; spans are runs of these tokens
   // Other ways a span may begin: form k is the next start_lengths[k] tokens of start_tokens and
-  // stands for source token start_positions[k] (" Valencia" in the text; "Valencia", which is
-  // "Val" + "encia", as the answer's first word).
+  // stands for source tokens start_positions[k]..start_ends[k] (" Valencia" in the text;
+  // "Valencia", which is "Val" + "encia", as the answer's first word; " a" "ml" "od" "ip" "ine" in
+  // the text, "aml" "od" "ip" "ine" as the answer's first word). start_ends empty: each form stands
+  // for one source token.
   Tokens start_tokens;
   std::vector<int32_t> start_lengths;
   std::vector<int32_t> start_positions;
+  std::vector<int32_t> start_ends;
   Tokens stops;                        // end of the answer (end-of-turn, end-of-generation)
   llama_token separator = -1;          // between spans of a list; -1 for a single span
   llama_token none = -1;               // first token of the "nothing fits" answer; -1 for none

@@ -18,11 +18,12 @@ float more_logprob(const Span &s) {
   return s.close_logprob - (m + std::log(std::exp(s.close_logprob - m) + std::exp(s.stop_logprob - m)));
 }
 
-// A place a copied answer can be at: a source token, or a token of another form of one.
+// A place a copied answer can be at: a source token, or a token of another form of some.
 struct Place {
   llama_token token;
   int32_t next;    // the place after this one, -1 at the end of the source
-  int32_t origin;  // the source token this place stands for
+  int32_t first;   // the source token a span that begins at this place begins at
+  int32_t origin;  // the last source token this place stands for
   bool whole;      // a span may end here (not inside a form)
 };
 
@@ -42,21 +43,22 @@ struct Walk {
 class Copier {
  public:
   // Places 0..n-1 are the source tokens; each other start form follows as a chain of places whose
-  // last one continues at the source token after the one the form stands for.
+  // last one continues at the source token after the last one the form stands for.
   Copier(Decoder &d, const SpanJob &job, SpanResult &out) : d_(d), job_(job), out_(out) {
     const int32_t n = static_cast<int32_t>(job.source.size());
     auto after = [n](int32_t i) { return i + 1 < n ? i + 1 : -1; };
     for (int32_t i = 0; i < n; ++i) {
-      places_.push_back({job.source[i], after(i), i, true});
+      places_.push_back({job.source[i], after(i), i, i, true});
       starts_[job.source[i]].push_back(i);
     }
     size_t at = 0;
     for (size_t k = 0; k < job.start_lengths.size(); ++k) {
       const int32_t first = static_cast<int32_t>(places_.size()), len = job.start_lengths[k],
-                    origin = job.start_positions[k];
+                    begin = job.start_positions[k], end = job.start_ends.empty() ? begin : job.start_ends[k];
       for (int32_t j = 0; j < len; ++j) {
         const bool last = j + 1 == len;
-        places_.push_back({job.start_tokens[at + j], last ? after(origin) : first + j + 1, origin, last});
+        places_.push_back(
+            {job.start_tokens[at + j], last ? after(end) : first + j + 1, begin, last ? end : begin, last});
       }
       starts_[job.start_tokens[at]].push_back(first);
       at += len;
@@ -168,7 +170,7 @@ class Copier {
     std::vector<std::pair<int32_t, int32_t>> next;
     if (w.span_len == 0) {
       w.first_lp = lp(best);
-      for (int32_t p : starts_.at(best)) next.emplace_back(places_[p].origin, p);
+      for (int32_t p : starts_.at(best)) next.emplace_back(places_[p].first, p);
     } else {
       for (auto [start, p] : w.active) {
         const int32_t q = places_[p].next;

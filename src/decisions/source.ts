@@ -7,6 +7,11 @@ import { ServiceError } from '../errors.js';
 import type { Excerpt } from './windows.js';
 
 const MIN_JOIN_LOGPROB = Math.log(0.1);
+// A word taken whole as a start form: a token that begins one (letters or digits, perhaps after a
+// space) and the tokens of letters or digits that follow it, at most this many more.
+const WORD_START = /^\s?[\p{L}\p{N}]+$/u;
+const WORD_PART = /^[\p{L}\p{N}]+$/u;
+const MAX_WORD_TOKENS = 8;
 
 // Trimmed from both ends of a copied span: a span is the words, not the spaces or punctuation
 // the model may carry along.
@@ -24,6 +29,7 @@ export class Source {
   readonly startTokens: Int32Array;
   readonly startLengths: Int32Array;
   readonly startPositions: Int32Array;
+  readonly startEnds: Int32Array;
   /** Per token: 1 where a span ending on it should take the next token too (see joins). */
   readonly joinNext: Int32Array;
   private readonly offsets: number[]; // UTF-16 offset at the start of each token, plus the end
@@ -54,31 +60,43 @@ export class Source {
     // How an answer may begin a span that the text tokenized otherwise: without or with the
     // leading space, or capitalised ("Dentist appointment" for "... a dentist appointment"). A
     // form may take several tokens: " Valencia" is one, but the answer's first word "Valencia"
-    // is "Val" + "encia", and the model writes it so.
-    const forms = new Map<number, Int32Array[]>();
+    // is "Val" + "encia", and the model writes it so. A word of several tokens is also taken
+    // whole: " amlodipine" is " a" "ml" "od" "ip" "ine" in the text, but "aml" "od" "ip" "ine" as
+    // the first word of a list item, which no form of " a" begins.
+    const forms = new Map<string, Int32Array[]>();
     const tokens: number[] = [];
     const lengths: number[] = [];
     const positions: number[] = [];
-    this.tokens.forEach((token, i) => {
-      let found = forms.get(token);
+    const ends: number[] = [];
+    const add = (from: number, to: number) => {
+      const word = this.text.slice(this.offsets[from], this.offsets[to + 1]).replace(/^\s/, '');
+      let found = forms.get(word);
       if (found === undefined) {
-        const word = this.piece(i).replace(/^\s/, '');
+        const own = this.tokens.subarray(from, to + 1);
         const capital = word.charAt(0).toUpperCase() + word.slice(1);
-        const spellings = new Set([word, ` ${word}`, capital, ` ${capital}`]);
-        found = [...spellings]
+        found = [...new Set([word, ` ${word}`, capital, ` ${capital}`])]
           .map((f) => engine.tokenize(f))
-          .filter((t) => t.length > 0 && !(t.length === 1 && t[0] === token));
-        forms.set(token, found);
+          .filter((t) => t.length > 0 && !sameTokens(t, own));
+        forms.set(word, found);
       }
       for (const form of found) {
         tokens.push(...form);
         lengths.push(form.length);
-        positions.push(i);
+        positions.push(from);
+        ends.push(to);
       }
-    });
+    };
+    for (let i = 0; i < this.tokens.length; i++) {
+      add(i, i);
+      let last = i;
+      while (last + 1 < this.tokens.length && last - i < MAX_WORD_TOKENS && WORD_PART.test(this.piece(last + 1)))
+        last++;
+      if (last > i && WORD_START.test(this.piece(i))) add(i, last);
+    }
     this.startTokens = Int32Array.from(tokens);
     this.startLengths = Int32Array.from(lengths);
     this.startPositions = Int32Array.from(positions);
+    this.startEnds = Int32Array.from(ends);
     this.joinNext = joins(this.tokens.length, (i) => this.piece(i));
   }
 
@@ -121,6 +139,7 @@ export class Source {
       startTokens: this.startTokens,
       startLengths: this.startLengths,
       startPositions: this.startPositions,
+      startEnds: this.startEnds,
       stops: this.engine.stopTokens,
       joinNext: this.joinNext,
       minJoinLogprob: MIN_JOIN_LOGPROB,
@@ -163,6 +182,10 @@ function joins(n: number, piece: (i: number) => string): Int32Array {
   return Int32Array.from({ length: n }, (_, i) =>
     i + 1 < n && /\d$/.test(piece(i)) && /^ [\p{L}\p{N}]/u.test(piece(i + 1)) ? 1 : 0,
   );
+}
+
+function sameTokens(a: Int32Array, b: Int32Array): boolean {
+  return a.length === b.length && a.every((t, i) => t === b[i]);
 }
 
 // UTF-16 offset for every UTF-8 byte offset of `text` (a byte inside a character maps to the

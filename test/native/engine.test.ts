@@ -154,6 +154,17 @@ t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
     /must index job.source/,
   );
   t.throws(
+    () =>
+      native.submit({
+        ...spans,
+        startTokens: Int32Array.of(7, 8),
+        startLengths: Int32Array.of(2),
+        startPositions: Int32Array.of(1),
+        startEnds: Int32Array.of(0),
+      }),
+    /startEnds must match job.startPositions/,
+  );
+  t.throws(
     () => native.submit({ ...spans, joinNext: Int32Array.of(1), minJoinLogprob: -2 }),
     /joinNext must have one flag per job.source token/,
   );
