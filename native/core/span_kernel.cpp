@@ -13,10 +13,7 @@ float log_add(float a, float b) {
 }
 
 // log P(a separator | a separator or the end) where a span closed: whether a list goes on.
-float more_logprob(const Span &s) {
-  const float m = std::max(s.close_logprob, s.stop_logprob);
-  return s.close_logprob - (m + std::log(std::exp(s.close_logprob - m) + std::exp(s.stop_logprob - m)));
-}
+float more_logprob(const Span &s) { return s.close_logprob - log_add(s.close_logprob, s.stop_logprob); }
 
 // A place a copied answer can be at: a source token, or a token of another form of some.
 struct Place {

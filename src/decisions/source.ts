@@ -7,8 +7,9 @@ import { ServiceError } from '../errors.js';
 import type { Excerpt } from './windows.js';
 
 const MIN_JOIN_LOGPROB = Math.log(0.1);
-// A word taken whole as a start form: a token that begins one (letters or digits, perhaps after a
-// space) and the tokens of letters or digits that follow it, at most this many more.
+// A word taken whole as a start form: the token that begins it (letters or digits, perhaps after
+// a space, not run into from the token before) and the tokens of letters or digits that follow it,
+// at most this many more.
 const WORD_START = /^\s?[\p{L}\p{N}]+$/u;
 const WORD_PART = /^[\p{L}\p{N}]+$/u;
 const MAX_WORD_TOKENS = 8;
@@ -88,16 +89,25 @@ export class Source {
     };
     for (let i = 0; i < this.tokens.length; i++) {
       add(i, i);
+      if (!this.beginsWord(i)) continue;
       let last = i;
       while (last + 1 < this.tokens.length && last - i < MAX_WORD_TOKENS && WORD_PART.test(this.piece(last + 1)))
         last++;
-      if (last > i && WORD_START.test(this.piece(i))) add(i, last);
+      if (last > i) add(i, last);
     }
     this.startTokens = Int32Array.from(tokens);
     this.startLengths = Int32Array.from(lengths);
     this.startPositions = Int32Array.from(positions);
     this.startEnds = Int32Array.from(ends);
     this.joinNext = joins(this.tokens.length, (i) => this.piece(i));
+  }
+
+  /** Token i is letters or digits (after a space, perhaps), not run into from a letter or digit before it. */
+  private beginsWord(i: number): boolean {
+    return (
+      WORD_START.test(this.piece(i)) &&
+      (/^\s/.test(this.piece(i)) || i === 0 || !/[\p{L}\p{N}]$/u.test(this.piece(i - 1)))
+    );
   }
 
   /** The text of token i. */
