@@ -2,10 +2,11 @@
 // with uncalibrated probabilities, measures every candidate map on a run of the `report` half (never
 // on a fitted item), ships the one with the lowest held-out ECE, and records where it came from.
 //
-//   node dist/bench/eval.js --half fit --raw --out bench/results/eval-fit-raw.json [--limit N]
-//   node dist/bench/eval.js --half report --raw --out bench/results/eval-report-raw.json [--limit N]
-//   node dist/bench/calibrate.js [--in FIT.json]... [--report REPORT.json]... (several runs of a half, e.g. one per
-//     capability group)
+//   node dist/bench/eval.js --half fit --raw --cap yes-no,verify --out bench/results/eval-fit-raw-binary.json
+//     (and --cap classify,classify-tree -> eval-fit-raw-choices.json, --cap rate -> eval-fit-raw-rate.json;
+//     the same three with --half report -> eval-report-raw-*.json)
+//   node dist/bench/calibrate.js [--in FIT.json]... [--report REPORT.json]... (several runs of a half, one per
+//     capability group; by default the six files above)
 //       [--out src/decisions/calibration.json] [--svg docs/reliability.svg]
 //
 // Candidates. yes-no and verify: the map in effect, none, a prior correction (a bias only), Platt
@@ -24,10 +25,15 @@ import type { Decision } from './eval-judges.js';
 import { brier, ece, reliabilitySvg, type Outcome } from './eval-metrics.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+const GROUPS = ['binary', 'choices', 'rate']; // the capability groups the eval runs are split into
 const { values } = parseArgs({
   options: {
-    in: { type: 'string', multiple: true, default: [`${root}bench/results/eval-fit-raw.json`] },
-    report: { type: 'string', multiple: true, default: [`${root}bench/results/eval-report-raw.json`] },
+    in: { type: 'string', multiple: true, default: GROUPS.map((g) => `${root}bench/results/eval-fit-raw-${g}.json`) },
+    report: {
+      type: 'string',
+      multiple: true,
+      default: GROUPS.map((g) => `${root}bench/results/eval-report-raw-${g}.json`),
+    },
     out: { type: 'string', default: `${root}src/decisions/calibration.json` },
     svg: { type: 'string' },
     'results-out': { type: 'string', default: `${root}bench/results/calibration-report.json` },
