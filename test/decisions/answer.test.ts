@@ -1,4 +1,4 @@
-// What answer keeps of a copied span: a count whose unit the question already names is the number.
+// What answer keeps of a copied span: a count whose unit the question names is the number; a why-answer is the reason.
 import t from 'tap';
 import { withoutAskedUnit, withoutCause } from '../../src/decisions/answer.js';
 
