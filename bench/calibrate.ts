@@ -19,7 +19,7 @@ import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Calibration, Platt, Temperatures } from '../src/decisions/distribution.js';
-import { holds, normalise, platt, temperature } from '../src/decisions/distribution.js';
+import { holds, logit, normalise, platt, temperature } from '../src/decisions/distribution.js';
 import { findModel } from '../src/models/manifest.js';
 import type { Decision } from './eval-judges.js';
 import { brier, ece, reliabilitySvg, type Outcome } from './eval-metrics.js';
@@ -65,8 +65,6 @@ const run = readRuns(values.in!, 'fit');
 const report = readRuns(values.report!, 'report');
 const decisionsOf = (r: Run, cap: string) =>
   r.sets.filter((s) => s.capability === cap).flatMap((s) => s.items.flatMap((i) => i.decisions));
-
-const logit = (p: number) => Math.log(Math.max(1e-12, p)) - Math.log(Math.max(1e-12, 1 - p));
 
 /** Logistic regression of y on features (the last weight is the intercept), Newton's method with a small ridge. */
 function logistic(xs: number[][], ys: number[], ridge = 1e-2): number[] {

@@ -102,6 +102,11 @@ export interface SpanJob {
   minJoinLogprob?: number;
   /** Per source token: the one token that writes it and then the separator ("%\n"), or -1. */
   closingTokens?: Int32Array;
+  /**
+   * A first token of a branch's first span at most this many nats behind the best is decoded too;
+   * the span likelier per token wins. Absent or 0: greedy.
+   */
+  forkWithin?: number;
   /** Single tokens scored at every branch's first answer step (SpanResult.firstLogprobs). */
   firstOptions?: Int32Array;
   /** The last this many branches only score firstOptions: a check asked on the same prefill, no span. */

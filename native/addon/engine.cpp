@@ -381,6 +381,8 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
     for (int32_t t : sj.closing_tokens)
       args::Check(env, t >= -1 && t < n_vocab, "job.closingTokens: token id out of the vocabulary");
   }
+  if (!o.Get("forkWithin").IsUndefined())
+    sj.fork_within = static_cast<float>(args::Number(env, o, "job", "forkWithin"));
   if (!o.Get("firstOptions").IsUndefined()) sj.first_options = TokenArray(env, o.Get("firstOptions"), "firstOptions");
   if (!o.Get("scoredBranches").IsUndefined())
     sj.scored_branches = args::Int(env, o, "job", "scoredBranches", 0, static_cast<int32_t>(sj.branches.size()) - 1);

@@ -15,6 +15,10 @@ float log_add(float a, float b) {
 // log P(a separator | a separator or the end) where a span closed: whether a list goes on.
 float more_logprob(const Span &s) { return s.close_logprob - log_add(s.close_logprob, s.stop_logprob); }
 
+// A span's mean log-probability per token, its closing token included: rival readings of one
+// value compared whole, without favouring the shorter one for being short.
+float per_token(const Span &s) { return s.logprob / static_cast<float>(s.end - s.start + 1); }
+
 // A place a copied answer can be at: a source token, or a token of another form of some.
 struct Place {
   llama_token token;
@@ -26,8 +30,10 @@ struct Place {
 
 // One branch's walk through the source: where the answer so far may be copied from.
 struct Walk {
+  size_t branch;
   llama_seq_id seq;
   llama_pos pos;
+  std::vector<Span> spans;                          // closed so far
   std::vector<std::pair<int32_t, int32_t>> active;  // (source token the span starts at, its last place)
   int32_t span_len = 0;
   float span_lp = 0;
@@ -35,6 +41,7 @@ struct Walk {
   llama_token next = -1;  // the token to feed on the next step
   bool first = true;
   bool done = false;
+  bool forked = false;  // a rival first token was already followed for this branch
 };
 
 class Copier {
@@ -62,8 +69,10 @@ class Copier {
     }
   }
 
-  // Chooses the next token of branch b's answer from `logits` (valid only during this call).
-  void step(size_t b, Walk &w, const float *logits) {
+  // Chooses the next token of walk w's answer from `logits` (valid only during this call). A rival
+  // first token close behind the chosen one is queued as a new walk in `forks`.
+  void step(Walk &w, const float *logits, std::vector<Walk> &forks) {
+    const size_t b = w.branch;
     const float lse = d_.log_normalizer(logits);
     auto lp = [&](llama_token t) { return logits[t] - lse; };
     if (w.first) {
@@ -77,10 +86,15 @@ class Copier {
       }
     }
 
-    auto &spans = out_.spans[b];
-    llama_token best = -1;
+    auto &spans = w.spans;
+    llama_token best = -1, rival = -1;
     auto consider = [&](llama_token t) {
-      if (best < 0 || logits[t] > logits[best]) best = t;
+      if (best < 0 || logits[t] > logits[best]) {
+        rival = best;
+        best = t;
+      } else if (t != best && (rival < 0 || logits[t] > logits[rival])) {
+        rival = t;
+      }
     };
     const bool can_list = job_.separator >= 0 && static_cast<int32_t>(spans.size()) + 1 < job_.max_spans;
     bool whole = false;  // the answer so far is a whole span: it may end here
@@ -163,16 +177,21 @@ class Copier {
       w.next = best;
       return;
     }
+    if (job_.fork_within > 0 && w.span_len == 0 && spans.empty() && !w.forked && rival >= 0 &&
+        lp(rival) >= lp(best) - job_.fork_within) {
+      w.forked = true;
+      forks.push_back(w);
+      begin_span(forks.back(), rival, lp(rival));
+    }
+    if (w.span_len == 0) {
+      begin_span(w, best, lp(best));
+      return;
+    }
     w.span_lp += lp(best) + credit;
     std::vector<std::pair<int32_t, int32_t>> next;
-    if (w.span_len == 0) {
-      w.first_lp = lp(best);
-      for (int32_t p : starts_.at(best)) next.emplace_back(places_[p].first, p);
-    } else {
-      for (auto [start, p] : w.active) {
-        const int32_t q = places_[p].next;
-        if (q >= 0 && places_[q].token == best) next.emplace_back(start, q);
-      }
+    for (auto [start, p] : w.active) {
+      const int32_t q = places_[p].next;
+      if (q >= 0 && places_[q].token == best) next.emplace_back(start, q);
     }
     w.active.swap(next);
     ++w.span_len;
@@ -180,6 +199,15 @@ class Copier {
   }
 
  private:
+  // Walk w's next span starts with token t, of log-probability lp.
+  void begin_span(Walk &w, llama_token t, float lp) {
+    w.span_lp = w.first_lp = lp;
+    w.active.clear();
+    for (int32_t p : starts_.at(t)) w.active.emplace_back(places_[p].first, p);
+    w.span_len = 1;
+    w.next = t;
+  }
+
   // The token that writes source place q and then the separator, or -1 (none, or q is not a source token).
   llama_token closing(int32_t q) const {
     return q >= 0 && static_cast<size_t>(q) < job_.closing_tokens.size() ? job_.closing_tokens[q] : -1;
@@ -210,38 +238,52 @@ SpanResult copy_spans(Decoder &d, const SpanJob &job) {
   const size_t room = static_cast<size_t>(d.n_ctx()) - std::min<size_t>(job.prefix.size(), d.n_ctx());
 
   for (size_t g0 = 0, g1 = 0; g0 < n_branch; g0 = g1) {
-    for (size_t used = 0; g1 < n_branch && g1 - g0 < max_group; ++g1) {
-      used += job.branches[g1].size() + longest_answer;
-      if (used > room && g1 > g0) break;
+    size_t used = 0;
+    for (; g1 < n_branch && g1 - g0 < max_group; ++g1) {
+      const size_t need = job.branches[g1].size() + longest_answer;
+      if (used + need > room && g1 > g0) break;
+      used += need;
     }
     std::vector<Walk> walks;
     for (size_t b = g0; b < g1; ++b) {
-      walks.push_back({static_cast<llama_seq_id>(1 + b - g0),
-                       static_cast<llama_pos>(job.prefix.size() + job.branches[b].size()),
-                       {},
-                       0,
-                       0,
-                       0,
-                       -1,
-                       true,
-                       false});
+      Walk w{b, static_cast<llama_seq_id>(1 + b - g0), static_cast<llama_pos>(job.prefix.size() + job.branches[b].size())};
+      walks.push_back(std::move(w));
     }
+    // A rival first token gets a sequence of its own, a copy of its branch's, while sequences and
+    // context room last; otherwise the greedy choice stands.
+    std::vector<Walk> forks;
+    auto adopt_forks = [&] {
+      for (Walk &f : forks) {
+        if (walks.size() >= max_group || used + longest_answer > room) break;
+        const auto seq = static_cast<llama_seq_id>(walks.size() + 1);
+        llama_memory_seq_cp(d.memory(), f.seq, seq, -1, -1);
+        f.seq = seq;
+        used += longest_answer;
+        walks.push_back(std::move(f));
+      }
+      forks.clear();
+    };
     d.branches(pending, job.prefix, job.branches, g0, g1,
-               [&](int32_t b, const float *logits) { copier.step(b, walks[b - g0], logits); });
+               [&](int32_t b, const float *logits) { copier.step(walks[b - g0], logits, forks); });
+    adopt_forks();
 
-    // One token per unfinished branch per llama_decode, until every answer has stopped.
+    // One token per unfinished walk per llama_decode, until every answer has stopped.
     const int32_t max_steps = job.max_spans * (job.max_span_tokens + 1) + 1;
     for (int32_t steps = 0; steps < max_steps; ++steps) {
       std::vector<Decoder::Item> items;
       for (size_t k = 0; k < walks.size(); ++k)
         if (!walks[k].done) items.push_back({walks[k].next, walks[k].pos++, walks[k].seq, static_cast<int32_t>(k)});
       if (items.empty()) break;
-      d.decode(items, 0, [&](int32_t k, const float *logits) { copier.step(g0 + k, walks[k], logits); });
+      d.decode(items, 0, [&](int32_t k, const float *logits) { copier.step(walks[k], logits, forks); });
+      adopt_forks();
     }
-    for (size_t b = g0; b < g1; ++b) {
-      llama_memory_seq_rm(d.memory(), static_cast<llama_seq_id>(1 + b - g0), -1, -1);
-      out.prompt_tokens += static_cast<int32_t>(job.branches[b].size());
+    // A branch answers with its walk whose first span is likeliest per token.
+    for (Walk &w : walks) {
+      llama_memory_seq_rm(d.memory(), w.seq, -1, -1);
+      auto &chosen = out.spans[w.branch];
+      if (chosen.empty() || (!w.spans.empty() && per_token(w.spans[0]) > per_token(chosen[0]))) chosen = std::move(w.spans);
     }
+    for (size_t b = g0; b < g1; ++b) out.prompt_tokens += static_cast<int32_t>(job.branches[b].size());
   }
   d.finish(job.prefix);
   out.prompt_tokens += static_cast<int32_t>(job.prefix.size());

@@ -3,7 +3,7 @@
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
 import { Prompt } from './prompt.js';
-import { sigmoid } from './distribution.js';
+import { logit, sigmoid } from './distribution.js';
 import { numberIn } from './numbers.js';
 import { Source, type TextSpan } from './source.js';
 import { Reader } from './windows.js';
@@ -124,10 +124,4 @@ function words(s: string): string[] {
     .toLowerCase()
     .split(/[^\p{L}\p{N}]+/u)
     .filter((w) => w !== '');
-}
-
-/** The log-odds of a probability, kept finite at 0 and 1. */
-function logit(p: number): number {
-  const q = Math.min(Math.max(p, 1e-6), 1 - 1e-6);
-  return Math.log(q / (1 - q));
 }

@@ -42,6 +42,11 @@ export function sigmoid(x: number): number {
   return 1 / (1 + Math.exp(-x));
 }
 
+/** The log-odds of a probability, kept finite at 0 and 1. */
+export function logit(p: number): number {
+  return Math.log(Math.max(1e-12, p)) - Math.log(Math.max(1e-12, 1 - p));
+}
+
 /** A calibrated probability from log-odds (and, for verify, whether a value found agrees: +1, -1, 0). */
 export function platt(map: Platt, logOdds: number, agree = 0): number {
   const p = sigmoid(map.a * logOdds + map.b + (map.agree ?? 0) * agree);

@@ -139,7 +139,14 @@ export class Source {
     branches: Int32Array[],
     how: Pick<
       SpanJob,
-      'none' | 'separator' | 'maxSpanTokens' | 'maxSpans' | 'minListLogprob' | 'firstOptions' | 'scoredBranches'
+      | 'none'
+      | 'separator'
+      | 'maxSpanTokens'
+      | 'maxSpans'
+      | 'minListLogprob'
+      | 'forkWithin'
+      | 'firstOptions'
+      | 'scoredBranches'
     >,
   ): SpanJob {
     return {
