@@ -104,7 +104,7 @@ export interface SpanJob {
   closingTokens?: Int32Array;
   /**
    * A first token of a branch's first span at most this many nats behind the best is decoded too;
-   * the span likelier per token wins. Absent or 0: greedy.
+   * its span replaces the greedy one when likelier both whole and per token. Absent or 0: greedy.
    */
   forkWithin?: number;
   /** Single tokens scored at every branch's first answer step (SpanResult.firstLogprobs). */

@@ -54,8 +54,9 @@ struct SpanJob {
   // are "%\n"), or -1. Copying it closes the span there.
   Tokens closing_tokens;
   // A first token of a branch's first span at most this many nats less likely than the best one
-  // is followed too, and the span likelier per token (closing token included) wins: greedy
-  // choice of a first token can cut a value short ("SDN BHD" for "MR. D.I.Y. SDN BHD"). 0: greedy.
+  // is followed too, and its span replaces the greedy one when likelier both whole (closing token
+  // included) and per token: a greedy first token can cut a value short ("2018" for "14-01-2018").
+  // 0: greedy only.
   float fork_within = 0;
   Tokens first_options;         // single tokens scored at every branch's first answer step
   int32_t scored_branches = 0;  // the last this many branches only score first_options: no spans

@@ -15,9 +15,13 @@ float log_add(float a, float b) {
 // log P(a separator | a separator or the end) where a span closed: whether a list goes on.
 float more_logprob(const Span &s) { return s.close_logprob - log_add(s.close_logprob, s.stop_logprob); }
 
-// A span's mean log-probability per token, its closing token included: rival readings of one
-// value compared whole, without favouring the shorter one for being short.
-float per_token(const Span &s) { return s.logprob / static_cast<float>(s.end - s.start + 1); }
+// Whether span a (a rival reading of one value) beats b: likelier as a whole, its closing token
+// included, and per token, so a short copy does not win for being short (an address cut to its
+// last line) nor a confident copy from elsewhere for its later tokens ("620 USD" as a name).
+bool likelier(const Span &a, const Span &b) {
+  auto per_token = [](const Span &s) { return s.logprob / static_cast<float>(s.end - s.start + 1); };
+  return a.logprob > b.logprob && per_token(a) > per_token(b);
+}
 
 // A place a copied answer can be at: a source token, or a token of another form of some.
 struct Place {
@@ -246,7 +250,8 @@ SpanResult copy_spans(Decoder &d, const SpanJob &job) {
     }
     std::vector<Walk> walks;
     for (size_t b = g0; b < g1; ++b) {
-      Walk w{b, static_cast<llama_seq_id>(1 + b - g0), static_cast<llama_pos>(job.prefix.size() + job.branches[b].size())};
+      Walk w{b, static_cast<llama_seq_id>(1 + b - g0),
+             static_cast<llama_pos>(job.prefix.size() + job.branches[b].size())};
       walks.push_back(std::move(w));
     }
     // A rival first token gets a sequence of its own, a copy of its branch's, while sequences and
@@ -277,11 +282,11 @@ SpanResult copy_spans(Decoder &d, const SpanJob &job) {
       d.decode(items, 0, [&](int32_t k, const float *logits) { copier.step(walks[k], logits, forks); });
       adopt_forks();
     }
-    // A branch answers with its walk whose first span is likeliest per token.
+    // A branch answers with the walk whose first span is likelier (see likelier).
     for (Walk &w : walks) {
       llama_memory_seq_rm(d.memory(), w.seq, -1, -1);
       auto &chosen = out.spans[w.branch];
-      if (chosen.empty() || (!w.spans.empty() && per_token(w.spans[0]) > per_token(chosen[0]))) chosen = std::move(w.spans);
+      if (chosen.empty() || (!w.spans.empty() && likelier(w.spans[0], chosen[0]))) chosen = std::move(w.spans);
     }
     for (size_t b = g0; b < g1; ++b) out.prompt_tokens += static_cast<int32_t>(job.branches[b].size());
   }

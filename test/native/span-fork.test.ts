@@ -1,5 +1,5 @@
 // The span kernel's fork (SpanJob.forkWithin): a rival first token close behind the greedy one is
-// followed to the end of its span, and the branch answers with the span likelier per token.
+// followed to the end of its span, and replaces the greedy span only when likelier whole and per token.
 import t from 'tap';
 import { Prompt } from '../../src/decisions/prompt.js';
 import { Source } from '../../src/decisions/source.js';
@@ -9,7 +9,7 @@ import { openTestEngine } from '../helpers/model.js';
 const engine = await openTestEngine();
 t.teardown(() => engine.close());
 
-t.test('a fork answers with a whole copy at least as likely per token as the greedy answer', async (t) => {
+t.test('a fork answers with the greedy copy or one likelier both whole and per token', async (t) => {
   // A receipt's top lines: the greedy first token of "company" starts "SDN BHD", halfway into a name.
   const text =
     'TAN WOON YANN\nBOOK TA .K(TAMAN DAYA) SDN BHD\n789417-W\nNO.5: 55,57 & 59, JALAN SAGU 18,\nTAMAN DAYA,\n' +
@@ -25,12 +25,10 @@ t.test('a fork answers with a whole copy at least as likely per token as the gre
     );
   const [greedy, forked] = await engine.spans([job(0), job(Math.log(1e6))]);
   const perToken = (s: { logprob: number; start: number; end: number }) => s.logprob / (s.end - s.start + 1);
-  let changed = 0;
   fields.forEach((field, b) => {
     const [g, f] = [greedy!.spans[b]![0]!, forked!.spans[b]![0]!];
-    t.ok(source.span(f.start, f.end), `${field}: the fork's answer is a span of the text`);
-    t.ok(perToken(f) >= perToken(g) - 1e-4, `${field}: no likelier per token than the greedy answer was missed`);
-    if (f.start !== g.start || f.end !== g.end) changed++;
+    t.ok(source.span(f.start, f.end), `${field}: the answer is a span of the text`);
+    const same = f.start === g.start && f.end === g.end;
+    t.ok(same || (f.logprob > g.logprob && perToken(f) > perToken(g)), `${field}: greedy, or likelier on both counts`);
   });
-  t.ok(changed > 0, 'following rival first tokens changed at least one answer');
 });
