@@ -45,7 +45,6 @@ struct Walk {
   llama_token next = -1;  // the token to feed on the next step
   bool first = true;
   bool done = false;
-  bool forked = false;  // a rival first token was already followed for this branch
 };
 
 class Copier {
@@ -181,9 +180,9 @@ class Copier {
       w.next = best;
       return;
     }
-    if (job_.fork_within > 0 && w.span_len == 0 && spans.empty() && !w.forked && rival >= 0 &&
+    // Only where a branch's first span begins, which happens once per walk (a fork has begun it).
+    if (job_.fork_within > 0 && w.span_len == 0 && spans.empty() && rival >= 0 &&
         lp(rival) >= lp(best) - job_.fork_within) {
-      w.forked = true;
       forks.push_back(w);
       begin_span(forks.back(), rival, lp(rival));
     }
@@ -249,11 +248,9 @@ SpanResult copy_spans(Decoder &d, const SpanJob &job) {
       used += need;
     }
     std::vector<Walk> walks;
-    for (size_t b = g0; b < g1; ++b) {
-      Walk w{b, static_cast<llama_seq_id>(1 + b - g0),
-             static_cast<llama_pos>(job.prefix.size() + job.branches[b].size())};
-      walks.push_back(std::move(w));
-    }
+    for (size_t b = g0; b < g1; ++b)
+      walks.push_back({b, static_cast<llama_seq_id>(1 + b - g0),
+                       static_cast<llama_pos>(job.prefix.size() + job.branches[b].size())});
     // A rival first token gets a sequence of its own, a copy of its branch's, while sequences and
     // context room last; otherwise the greedy choice stands.
     std::vector<Walk> forks;
