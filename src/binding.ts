@@ -89,6 +89,8 @@ export interface SpanJob {
   startEnds?: Int32Array;
   stops: Int32Array;
   separator?: number;
+  /** Also between spans of a list, where the model writes the list on one line (","). */
+  inlineSeparator?: number;
   none?: number;
   maxSpanTokens?: number;
   maxSpans?: number;

@@ -316,7 +316,7 @@ Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
 
 // submit({ kind: 'score', prefix, branches, options })
 // submit({ kind: 'spans', prefix, branches, source, stops, maxSpanTokens, maxSpans, and optionally
-//          startTokens + startLengths + startPositions (+ startEnds), separator, none, minListLogprob,
+//          startTokens + startLengths + startPositions (+ startEnds), separator, inlineSeparator, none, minListLogprob,
 //          firstOptions, scoredBranches (absent: that feature is off) })
 //   -> { id, result: Promise<ScoreResult | SpanResult> }
 Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
@@ -364,8 +364,14 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   args::Check(env, !sj.stops.empty(), "job.stops must hold at least one token");
   sj.max_span_tokens = args::Int(env, o, "job", "maxSpanTokens", 1);
   sj.max_spans = args::Int(env, o, "job", "maxSpans", 1);
-  if (!o.Get("separator").IsUndefined()) sj.separator = args::Int(env, o, "job", "separator", -1);
-  if (!o.Get("none").IsUndefined()) sj.none = args::Int(env, o, "job", "none", -1);
+  // One token each, read from the logits: -1 (off) or a token id of the vocabulary.
+  const int32_t last_token = llama_vocab_n_tokens(llama_model_get_vocab(model_)) - 1;
+  auto token = [&](const char *key, llama_token &to) {
+    if (!o.Get(key).IsUndefined()) to = args::Int(env, o, "job", key, -1, last_token);
+  };
+  token("separator", sj.separator);
+  token("inlineSeparator", sj.inline_separator);
+  token("none", sj.none);
   if (!o.Get("minListLogprob").IsUndefined())
     sj.min_list_logprob = static_cast<float>(args::Number(env, o, "job", "minListLogprob"));
   if (!o.Get("joinNext").IsUndefined()) {

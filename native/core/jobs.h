@@ -42,6 +42,7 @@ struct SpanJob {
   std::vector<int32_t> start_ends;
   Tokens stops;                        // end of the answer (end-of-turn, end-of-generation)
   llama_token separator = -1;          // between spans of a list; -1 for a single span
+  llama_token inline_separator = -1;   // also between spans of a list, written on one line (","); -1: none
   llama_token none = -1;               // first token of the "nothing fits" answer; -1 for none
   int32_t max_span_tokens = 0;         // >= 1
   int32_t max_spans = 0;               // >= 1

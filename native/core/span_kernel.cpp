@@ -124,7 +124,10 @@ class Copier {
           if (end < 0 || logits[t] > logits[end]) end = t;
         };
         for (llama_token t : job_.stops) end_with(t);
-        if (can_list) end_with(job_.separator);
+        if (can_list) {
+          end_with(job_.separator);
+          if (job_.inline_separator >= 0) end_with(job_.inline_separator);
+        }
       }
       if (whole && join && best >= 0 && lp(best) >= job_.min_join_logprob) {
         // Ending here and going on are one answer: the span keeps the probability of both.
@@ -144,7 +147,7 @@ class Copier {
     // The model wrote the next source token and the separator as one token ("%\n"): the span takes
     // that source token and closes there.
     bool closed_by_merge = false;
-    if (w.span_len > 0 && best != job_.separator) {
+    if (w.span_len > 0 && !separates(best)) {
       std::vector<std::pair<int32_t, int32_t>> merged;
       bool copies = false;
       for (auto [start, p] : w.active) {
@@ -159,7 +162,7 @@ class Copier {
       }
     }
     const bool stop = std::find(job_.stops.begin(), job_.stops.end(), best) != job_.stops.end();
-    if (closed_by_merge || (whole && (stop || (best == job_.separator && can_list)))) {
+    if (closed_by_merge || (whole && (stop || (separates(best) && can_list)))) {
       // The closing token belongs to the span's probability; the earliest occurrence wins.
       std::pair<int32_t, int32_t> chosen{INT32_MAX, -1};
       for (auto [start, p] : w.active)
@@ -202,6 +205,9 @@ class Copier {
   }
 
  private:
+  // Whether the model wrote t between two spans of a list.
+  bool separates(llama_token t) const { return t == job_.separator || (t >= 0 && t == job_.inline_separator); }
+
   // Walk w's next span starts with token t, of log-probability lp.
   void begin_span(Walk &w, llama_token t, float lp) {
     w.span_lp = w.first_lp = lp;

@@ -32,9 +32,9 @@ export interface ExtractWording {
 
 const DOCUMENT_FIELDS: ExtractWording = {
   system:
-    'You read fields from a text. For a field, copy its exact value from the text, or reply None if the text ' +
-    'does not give it; for a list, copy every value, one per line. For a yes/no question reply Yes or No. ' +
-    'For a choice, reply with one of the options.',
+    'You read fields from a text. For a field, copy its complete value from the text exactly as written, or ' +
+    'reply None if the text does not give it; for a list, copy every value, one per line. For a yes/no ' +
+    'question reply Yes or No. For a choice, reply with one of the options.',
   text: 'Text',
   field: 'Field',
   requiredFilled: false, // a document may lack a required field: it comes back null
@@ -57,6 +57,7 @@ export class Extract {
   private readonly prompt: Prompt;
   private readonly none: number;
   private readonly newline: number;
+  private readonly comma: number;
   private readonly yesNo: Int32Array[];
   private readonly reader: Reader;
 
@@ -68,6 +69,7 @@ export class Extract {
     this.reader = new Reader(engine);
     this.none = this.prompt.option('None')[0]!;
     this.newline = this.prompt.option('\n')[0]!;
+    this.comma = this.prompt.option(',')[0]!;
     this.yesNo = ['Yes', 'No'].map((o) => this.prompt.option(o));
   }
 
@@ -119,7 +121,7 @@ export class Extract {
           maxSpanTokens,
           maxSpans,
           minListLogprob: Math.log(0.5),
-          ...(maxSpans === 1 ? { forkWithin: FORK_WITHIN } : {}),
+          ...(maxSpans === 1 ? { forkWithin: FORK_WITHIN } : { inlineSeparator: this.comma }),
         },
       );
     const scoreJobs: ScoreJob[] = [

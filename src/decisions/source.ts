@@ -17,6 +17,9 @@ const MAX_WORD_TOKENS = 8;
 // Trimmed from both ends of a copied span: a span is the words, not the spaces or punctuation
 // the model may carry along.
 const EDGE = /^[\s.,;:!?"'()[\]{}]+|[\s.,;:!?"'()[\]{}]+$/g;
+// An abbreviation of single letters keeps its last period ("Sp. z o.o.", "SELANGOR D.E."): it is
+// part of the word, where a period after any other word ends the sentence.
+const ABBREVIATION = /(?<!\p{L})\p{L}(?:\.\p{L})+$/u;
 
 export interface TextSpan {
   text: string;
@@ -141,6 +144,7 @@ export class Source {
       SpanJob,
       | 'none'
       | 'separator'
+      | 'inlineSeparator'
       | 'maxSpanTokens'
       | 'maxSpans'
       | 'minListLogprob'
@@ -166,14 +170,16 @@ export class Source {
   }
 
   /**
-   * The text of tokens [start, end), trimmed of surrounding spaces and punctuation, with offsets
-   * into the original text; null if nothing is left or the span crosses a gap between windows.
+   * The text of tokens [start, end), trimmed of surrounding spaces and punctuation (but see
+   * ABBREVIATION), with offsets into the original text; null if nothing is left or the span
+   * crosses a gap between windows.
    */
   span(start: number, end: number): TextSpan | null {
     const from = this.offsets[start]!;
     const raw = this.text.slice(from, this.offsets[end]!);
     const lead = raw.length - raw.replace(/^[\s.,;:!?"'()[\]{}]+/, '').length;
-    const text = raw.replace(EDGE, '');
+    const trimmed = raw.replace(EDGE, '');
+    const text = ABBREVIATION.test(trimmed) && raw.startsWith(`${trimmed}.`, lead) ? `${trimmed}.` : trimmed;
     if (text === '') return null;
     const at = this.excerpt.toOriginal(from + lead, from + lead + text.length);
     return at && { text, start: at[0], end: at[1] };

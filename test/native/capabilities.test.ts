@@ -200,3 +200,24 @@ t.test('extract: a list the text writes on one line comes back as one item per n
   const out = await s.extract.run({ text, schema });
   t.same((out.body as { data: { present: string[] } }).data.present, ['Nadia Rahman', 'Tomás Silva', 'Ewa Nowak']);
 });
+
+t.test('extract: a list in a sentence comes back whole, and an abbreviation keeps its period', async (t) => {
+  const text =
+    'Panelists at the Harbour Energy Summit include Dr. Aisha Bello, Prof. Jonas Berg and Carmen Ruiz. ' +
+    'Hosted by Nordlicht Consulting GmbH & Co. K.G.';
+  const schema = {
+    type: 'object',
+    properties: {
+      panelists: { type: 'array', items: { type: 'string' } },
+      host: { type: 'string', description: 'the company hosting' },
+    },
+  };
+  const out = await s.extract.run({ text, schema });
+  const data = (out.body as { data: { panelists: string[]; host: string } }).data;
+  t.equal(data.panelists.length, 3, `three panelists: ${JSON.stringify(data.panelists)}`);
+  t.ok(
+    ['Aisha Bello', 'Jonas Berg', 'Carmen Ruiz'].every((name) => data.panelists.some((p) => p.endsWith(name))),
+    'each of them',
+  );
+  t.equal(data.host, 'Nordlicht Consulting GmbH & Co. K.G.');
+});

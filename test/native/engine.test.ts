@@ -172,6 +172,9 @@ t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
     () => native.submit({ ...spans, closingTokens: Int32Array.of(1, -2) }),
     /closingTokens: token id out of the vocabulary/,
   );
+  for (const key of ['separator', 'inlineSeparator', 'none']) {
+    t.throws(() => native.submit({ ...spans, [key]: 1e9 }), new RegExp(`job\\.${key} must be an integer from -1 to`));
+  }
   const { result } = native.submit({
     kind: 'score',
     prefix: engine.tokenize(longText(400)),
