@@ -164,7 +164,10 @@ export class Extract {
     }
     if (lists.length) {
       const r = spans[k++]!;
-      lists.forEach((f, b) => values.set(f, [...new Set(copied(r, b, f, true).flatMap(items))]));
+      lists.forEach((f, b) => {
+        const found = [...new Set(copied(r, b, f, true).flatMap(items))];
+        values.set(f, found.length ? found : null); // a list the text does not give is missing: null
+      });
     }
     let j = 0;
     if (flags.length) {

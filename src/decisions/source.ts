@@ -171,19 +171,25 @@ export class Source {
 
   /**
    * The text of tokens [start, end), trimmed of surrounding spaces and punctuation (but see
-   * ABBREVIATION), with offsets into the original text; null if nothing is left or the span
-   * crosses a gap between windows.
+   * ABBREVIATION) and of a bracket left open, with offsets into the original text; null if
+   * nothing is left or the span crosses a gap between windows.
    */
   span(start: number, end: number): TextSpan | null {
     const from = this.offsets[start]!;
     const raw = this.text.slice(from, this.offsets[end]!);
     const lead = raw.length - raw.replace(/^[\s.,;:!?"'()[\]{}]+/, '').length;
-    const trimmed = raw.replace(EDGE, '');
+    const trimmed = closed(raw.replace(EDGE, ''));
     const text = ABBREVIATION.test(trimmed) && raw.startsWith(`${trimmed}.`, lead) ? `${trimmed}.` : trimmed;
     if (text === '') return null;
     const at = this.excerpt.toOriginal(from + lead, from + lead + text.length);
     return at && { text, start: at[0], end: at[1] };
   }
+}
+
+/** A value does not end inside a bracket it opened: "Amara Nwosu (Finance" is "Amara Nwosu". */
+function closed(text: string): string {
+  const open = text.lastIndexOf('(');
+  return open > 0 && !text.includes(')', open) ? text.slice(0, open).replace(EDGE, '') : text;
 }
 
 // Per engine, kept across requests (a token's text never changes): the line-break token, and for
