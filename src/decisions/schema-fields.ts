@@ -7,7 +7,7 @@ export type FieldKind = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | '
 export interface Field {
   path: string[]; // property names from the root
   kind: FieldKind;
-  hint: string; // "name (title: description)" as the prompt shows it
+  hint: string; // "path.to.name (title: description)" as the prompt shows it
   options?: string[]; // enum values
   required: boolean; // listed in its object's `required`
 }
@@ -60,7 +60,8 @@ function walkObject(schema: Schema, path: string[], out: Field[], seen: { proper
     const must = required.has(name);
     if (!isObject(prop)) refuse(at, 'type', 'a property must be a schema object');
     checkKeywords(prop, at);
-    const hint = hintOf(name, prop);
+    // A nested field is named by its path: "recipient.name" and "sender.name" are asked apart.
+    const hint = hintOf(at.join('.'), prop);
     if (Array.isArray(prop.enum)) {
       if (prop.enum.length > MAX_ENUM)
         throw new ServiceError('invalid_request', `${where(at)}.enum: more than ${MAX_ENUM} values`);

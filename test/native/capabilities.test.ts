@@ -201,6 +201,22 @@ t.test('extract: a list the text writes on one line comes back as one item per n
   t.same((out.body as { data: { present: string[] } }).data.present, ['Nadia Rahman', 'Tomás Silva', 'Ewa Nowak']);
 });
 
+t.test('extract: nested objects are filled from their own party', async (t) => {
+  const text =
+    'FROM: Harbour Books Ltd, 4 Quay Street, Cork\nTO: Maria Lopez, 22 Elm Avenue, Galway, tel. 091 555 2040\n' +
+    'Weight: 1.2 kg';
+  const party = (...keys: string[]) => ({
+    type: 'object',
+    properties: Object.fromEntries(keys.map((k) => [k, { type: 'string' }])),
+  });
+  const schema = { type: 'object', properties: { sender: party('name'), recipient: party('name', 'phone') } };
+  const out = await s.extract.run({ text, schema });
+  t.same((out.body as { data: unknown }).data, {
+    sender: { name: 'Harbour Books Ltd' },
+    recipient: { name: 'Maria Lopez', phone: '091 555 2040' },
+  });
+});
+
 t.test('extract: a list in a sentence comes back whole, and an abbreviation keeps its period', async (t) => {
   const text =
     'Panelists at the Harbour Energy Summit include Dr. Aisha Bello, Prof. Jonas Berg and Carmen Ruiz. ' +
