@@ -145,15 +145,18 @@ class Copier {
     }
 
     // The model wrote the next source token and the separator as one token ("%\n"): the span takes
-    // that source token and closes there.
+    // that source token and closes there. A text token that ends its line (")\n") is its own
+    // closing token: in a list, copying it ends the item there.
     bool closed_by_merge = false;
     if (w.span_len > 0 && !separates(best)) {
       std::vector<std::pair<int32_t, int32_t>> merged;
       bool copies = false;
       for (auto [start, p] : w.active) {
         const int32_t q = places_[p].next;
-        copies = copies || (q >= 0 && places_[q].token == best);
-        if (closing(q) == best) merged.emplace_back(start, q);
+        if (can_list && closing(q) == best)
+          merged.emplace_back(start, q);
+        else
+          copies = copies || (q >= 0 && places_[q].token == best);
       }
       if (!copies && !merged.empty()) {
         w.active.swap(merged);

@@ -121,14 +121,16 @@ export class Source {
   /**
    * Per token: the model's one token for it followed by a line break, or -1. A list puts a line
    * break after each span, and the model writes some endings together with it: "12%" then a line
-   * break is "1", "2", "%\n", where the text has "1", "2", "%", " to".
+   * break is "1", "2", "%\n", where the text has "1", "2", "%", " to". A token that ends its line
+   * in the text (")\n") is its own: a list item ends with its line.
    */
   private closingTokens(): Int32Array {
     const known = lineBreaks(this.engine);
     return this.tokens.map((token, i) => {
       let merged = known.closing.get(token);
       if (merged === undefined) {
-        const written = this.engine.tokenize(`${this.piece(i)}\n`);
+        const piece = this.piece(i);
+        const written = piece.endsWith('\n') ? [token] : this.engine.tokenize(`${piece}\n`);
         merged = written.length === 1 ? written[0]! : -1;
         known.closing.set(token, merged);
       }

@@ -201,6 +201,19 @@ t.test('extract: a list the text writes on one line comes back as one item per n
   t.same((out.body as { data: { present: string[] } }).data.present, ['Nadia Rahman', 'Tomás Silva', 'Ewa Nowak']);
 });
 
+t.test('extract: a list item ends with its line, even where the line ends on a bracket', async (t) => {
+  // ")" and the line break are one token: copying it once carried an item into the next line.
+  const text =
+    'Discharge plan for ward 4\nMedications:\n1. Metformin 500 mg twice daily (continued)\n' +
+    '2. Lisinopril 10 mg once daily (new)\n3. Atorvastatin 20 mg at night (new)\nReview in 2 weeks.';
+  const schema = { type: 'object', properties: { medications: { type: 'array', items: { type: 'string' } } } };
+  const out = await s.extract.run({ text, schema });
+  const items = (out.body as { data: { medications: string[] } }).data.medications;
+  t.equal(items.length, 3, JSON.stringify(items));
+  for (const [k, drug] of ['Metformin', 'Lisinopril', 'Atorvastatin'].entries())
+    t.match(items[k], new RegExp(`^${drug}\\b[^\\d]*\\d+ mg[^.]*$`));
+});
+
 t.test('extract: nested objects are filled from their own party', async (t) => {
   const text =
     'FROM: Harbour Books Ltd, 4 Quay Street, Cork\nTO: Maria Lopez, 22 Elm Avenue, Galway, tel. 091 555 2040\n' +
