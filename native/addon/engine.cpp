@@ -316,8 +316,9 @@ Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
 
 // submit({ kind: 'score', prefix, branches, options })
 // submit({ kind: 'spans', prefix, branches, source, stops, maxSpanTokens, maxSpans, and optionally
-//          startTokens + startLengths + startPositions (+ startEnds), separator, inlineSeparator, none, minListLogprob,
-//          firstOptions, scoredBranches (absent: that feature is off) })
+//          startTokens + startLengths + startPositions (+ startEnds), separator, inlineSeparator, none,
+//          minListLogprob, joinNext + minJoinLogprob, closingTokens, forkWithin, firstOptions,
+//          scoredBranches (absent: that feature is off) })
 //   -> { id, result: Promise<ScoreResult | SpanResult> }
 Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -383,9 +384,8 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
     sj.closing_tokens = args::Int32s(env, o.Get("closingTokens"), "job.closingTokens");
     args::Check(env, sj.closing_tokens.size() == sj.source.size(),
                 "job.closingTokens must have one token (or -1) per job.source token");
-    const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model_));
     for (int32_t t : sj.closing_tokens)
-      args::Check(env, t >= -1 && t < n_vocab, "job.closingTokens: token id out of the vocabulary");
+      args::Check(env, t >= -1 && t <= last_token, "job.closingTokens: token id out of the vocabulary");
   }
   if (!o.Get("forkWithin").IsUndefined())
     sj.fork_within = static_cast<float>(args::Number(env, o, "job", "forkWithin"));
