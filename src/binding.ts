@@ -111,7 +111,7 @@ export interface SpanJob {
   forkWithin?: number;
   /** Single tokens scored at every branch's first answer step (SpanResult.firstLogprobs). */
   firstOptions?: Int32Array;
-  /** The last this many branches only score firstOptions: a check asked on the same prefill, no span. */
+  /** The last this many branches (up to all) only score firstOptions: a check asked on the same prefill, no span. */
   scoredBranches?: number;
 }
 

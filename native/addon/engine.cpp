@@ -391,7 +391,7 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
     sj.fork_within = static_cast<float>(args::Number(env, o, "job", "forkWithin"));
   if (!o.Get("firstOptions").IsUndefined()) sj.first_options = TokenArray(env, o.Get("firstOptions"), "firstOptions");
   if (!o.Get("scoredBranches").IsUndefined())
-    sj.scored_branches = args::Int(env, o, "job", "scoredBranches", 0, static_cast<int32_t>(sj.branches.size()) - 1);
+    sj.scored_branches = args::Int(env, o, "job", "scoredBranches", 0, static_cast<int32_t>(sj.branches.size()));
   return Enqueue(env, std::move(sj));
 }
 

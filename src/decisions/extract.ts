@@ -108,36 +108,41 @@ export class Extract {
     const singles = fields.filter((f) => f.kind === 'string' || f.kind === 'number' || f.kind === 'integer');
     const lists = fields.filter((f) => f.kind === 'strings');
     const flags = fields.filter((f) => f.kind === 'boolean');
-    const choices = fields.filter((f) => f.kind === 'enum');
+    // A choice whose options differ in their first token is read where the singles' answers begin,
+    // like a flag (scored branches of that job: one decode fewer each); any other is a job of its own.
+    const choices = fields
+      .filter((f) => f.kind === 'enum')
+      .map((f) => ({ f, options: this.prompt.choices(f.options!) }));
+    const firstChoices = choices.filter((c) => c.options.every((o) => o.length === 1));
+    const otherChoices = choices.filter((c) => !firstChoices.includes(c));
     const source = new Source(this.engine, excerpt);
     const prefix = this.prompt.prefix(`${this.wording.text}: ${excerpt.text}\n\n`);
-    const spanJob = (of: Field[], maxSpans: number, maxSpanTokens: number): SpanJob =>
-      source.job(
-        prefix,
-        of.map((f) => this.prompt.branch(`${this.wording.field}: ${f.hint}`)),
-        {
-          separator: this.newline,
-          none: this.none,
-          maxSpanTokens,
-          maxSpans,
-          minListLogprob: Math.log(0.5),
-          ...(maxSpans === 1 ? { forkWithin: FORK_WITHIN } : { inlineSeparator: this.comma }),
-        },
-      );
-    const scoreJobs: ScoreJob[] = [
-      ...(flags.length
-        ? [{ prefix, branches: flags.map((f) => this.prompt.branch(`Yes or no: ${f.hint}?`)), options: this.yesNo }]
-        : []),
-      ...choices.map((f) => ({
-        prefix,
-        branches: [this.prompt.branch(`Choose the ${f.hint}: ${f.options!.join(', ')}`)],
-        options: this.prompt.choices(f.options!),
-      })),
-    ];
+    const flagBranch = (f: Field) => this.prompt.branch(`Yes or no: ${f.hint}?`);
+    const choiceBranch = (f: Field) => this.prompt.branch(`Choose the ${f.hint}: ${f.options!.join(', ')}`);
+    const scored = [...flags.map(flagBranch), ...firstChoices.map((c) => choiceBranch(c.f))];
+    const firstOptions = Int32Array.from(
+      [...(flags.length ? this.yesNo : []), ...firstChoices.flatMap((c) => c.options)],
+      (o) => o[0]!,
+    );
+    const spanJob = (of: Field[], maxSpans: number, maxSpanTokens: number, checks: Int32Array[] = []): SpanJob =>
+      source.job(prefix, [...of.map((f) => this.prompt.branch(`${this.wording.field}: ${f.hint}`)), ...checks], {
+        separator: this.newline,
+        none: this.none,
+        maxSpanTokens,
+        maxSpans,
+        minListLogprob: Math.log(0.5),
+        ...(maxSpans === 1 ? { forkWithin: FORK_WITHIN } : { inlineSeparator: this.comma }),
+        ...(checks.length ? { firstOptions, scoredBranches: checks.length } : {}),
+      });
     const spanJobs = [
-      ...(singles.length ? [spanJob(singles, 1, MAX_VALUE_TOKENS)] : []),
+      ...(singles.length || scored.length ? [spanJob(singles, 1, MAX_VALUE_TOKENS, scored)] : []),
       ...(lists.length ? [spanJob(lists, MAX_LIST, MAX_ITEM_TOKENS)] : []),
     ];
+    const scoreJobs: ScoreJob[] = otherChoices.map((c) => ({
+      prefix,
+      branches: [choiceBranch(c.f)],
+      options: c.options,
+    }));
     // One job after another: each finds the text in the slot the first one left it in (prefix
     // cache), where jobs side by side would each prefill it on a slot of their own.
     const spans: SpanResult[] = [];
@@ -157,24 +162,27 @@ export class Extract {
         .filter((t): t is string => !!t)
         .map(oneLine);
     };
-    let k = 0;
-    if (singles.length) {
-      const r = spans[k++]!;
+    if (singles.length || scored.length) {
+      const r = spans[0]!;
       singles.forEach((f, b) => values.set(f, typed(f, copied(r, b, f, false)[0])));
+      // The scored branches' rows of firstLogprobs: each reads its own options' columns.
+      const row = (k: number) => r.firstLogprobs.subarray((singles.length + k) * firstOptions.length);
+      flags.forEach((f, k) => values.set(f, row(k)[0]! >= row(k)[1]!));
+      let column = flags.length ? 2 : 0;
+      firstChoices.forEach(({ f, options }, k) => {
+        const logprobs = row(flags.length + k).slice(column, column + options.length);
+        values.set(f, f.options![argmax(normalise(logprobs))]);
+        column += options.length;
+      });
     }
     if (lists.length) {
-      const r = spans[k++]!;
+      const r = spans[spans.length - 1]!;
       lists.forEach((f, b) => {
         const found = [...new Set(copied(r, b, f, true).flatMap(items))];
         values.set(f, found.length ? found : null); // a list the text does not give is missing: null
       });
     }
-    let j = 0;
-    if (flags.length) {
-      const r = scores[j++]!;
-      flags.forEach((f, b) => values.set(f, r.logprobs[b * 2]! >= r.logprobs[b * 2 + 1]!));
-    }
-    for (const f of choices) values.set(f, f.options![argmax(normalise(scores[j++]!.logprobs))]);
+    otherChoices.forEach(({ f }, j) => values.set(f, f.options![argmax(normalise(scores[j]!.logprobs))]));
     const data: Record<string, unknown> = Object.create(null);
     for (const f of fields) setPath(data, f.path, f.kind === 'objects' ? [] : (values.get(f) ?? null));
     return { data, tokens: [...spans, ...scores].reduce((n, r) => n + r.promptTokens, 0) };

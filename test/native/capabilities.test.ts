@@ -171,25 +171,32 @@ t.test('verify reads the field and compares numbers as numbers', async (t) => {
   t.equal(wrong.matches, false);
 });
 
-t.test('extract: a value over several lines comes back on one line; booleans and enums answered', async (t) => {
-  const text = 'Order 5512\nShip to:\n17 Fern Close,\nHarrogate HG2 7LT\nPaid by card. Express delivery requested.';
-  const schema = {
-    type: 'object',
-    properties: {
-      address: { type: 'string', description: 'shipping address' },
-      paid: { type: 'boolean', description: 'the order is paid' },
-      delivery: { type: 'string', enum: ['standard', 'express'] }, // one token per option
-      payment: { type: 'string', enum: ['credit card', 'bank transfer', 'cash on delivery'] }, // several
-    },
-  };
-  const out = await s.extract.run({ text, schema });
-  t.same((out.body as { data: unknown }).data, {
-    address: '17 Fern Close, Harrogate HG2 7LT',
-    paid: true,
-    delivery: 'express',
-    payment: 'credit card',
-  });
-});
+t.test(
+  'extract: a value over several lines comes back on one line; booleans and enums answered, with or without spans',
+  async (t) => {
+    const text = 'Order 5512\nShip to:\n17 Fern Close,\nHarrogate HG2 7LT\nPaid by card. Express delivery requested.';
+    const schema = {
+      type: 'object',
+      properties: {
+        address: { type: 'string', description: 'shipping address' },
+        paid: { type: 'boolean', description: 'the order is paid' },
+        delivery: { type: 'string', enum: ['standard', 'express'] }, // one token per option
+        payment: { type: 'string', enum: ['credit card', 'bank transfer', 'cash on delivery'] }, // several
+      },
+    };
+    const out = await s.extract.run({ text, schema });
+    t.same((out.body as { data: unknown }).data, {
+      address: '17 Fern Close, Harrogate HG2 7LT',
+      paid: true,
+      delivery: 'express',
+      payment: 'credit card',
+    });
+    // Without a field to copy, the flag and the one-token choice are read on their own.
+    const { paid, delivery } = schema.properties;
+    const choicesOnly = await s.extract.run({ text, schema: { type: 'object', properties: { paid, delivery } } });
+    t.same((choicesOnly.body as { data: unknown }).data, { paid: true, delivery: 'express' });
+  },
+);
 
 t.test('extract: a list the text writes on one line comes back as one item per name', async (t) => {
   const text = 'Standup, 4 June\nPresent: Nadia Rahman, Tomás Silva, Ewa Nowak\nApologies: Ben Carter';
