@@ -94,6 +94,9 @@ export interface SpanJob {
   none?: number;
   maxSpanTokens?: number;
   maxSpans?: number;
+  /** Per branch, in place of maxSpans and maxSpanTokens: single values and lists in one job. */
+  branchMaxSpans?: Int32Array;
+  branchMaxSpanTokens?: Int32Array;
   /** A later span of a list whose log-probability is below this ends the list. */
   minListLogprob?: number;
   /**

@@ -318,7 +318,7 @@ Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
 // submit({ kind: 'spans', prefix, branches, source, stops, maxSpanTokens, maxSpans, and optionally
 //          startTokens + startLengths + startPositions (+ startEnds), separator, inlineSeparator, none,
 //          minListLogprob, joinNext + minJoinLogprob, closingTokens, forkWithin, firstOptions,
-//          scoredBranches (absent: that feature is off) })
+//          scoredBranches, branchMaxSpans, branchMaxSpanTokens (absent: that feature is off) })
 //   -> { id, result: Promise<ScoreResult | SpanResult> }
 Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -365,6 +365,15 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   args::Check(env, !sj.stops.empty(), "job.stops must hold at least one token");
   sj.max_span_tokens = args::Int(env, o, "job", "maxSpanTokens", 1);
   sj.max_spans = args::Int(env, o, "job", "maxSpans", 1);
+  auto per_branch = [&](const char *key, std::vector<int32_t> &to) {
+    if (o.Get(key).IsUndefined()) return;
+    to = args::Int32s(env, o.Get(key), (std::string("job.") + key).c_str());
+    bool valid = to.size() == sj.branches.size();
+    for (int32_t v : to) valid = valid && v >= 1;
+    args::Check(env, valid, std::string("job.") + key + " must hold one count >= 1 per branch");
+  };
+  per_branch("branchMaxSpans", sj.branch_max_spans);
+  per_branch("branchMaxSpanTokens", sj.branch_max_span_tokens);
   // One token each, read from the logits: -1 (off) or a token id of the vocabulary.
   const int32_t last_token = llama_vocab_n_tokens(llama_model_get_vocab(model_)) - 1;
   auto token = [&](const char *key, llama_token &to) {

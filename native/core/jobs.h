@@ -40,12 +40,16 @@ struct SpanJob {
   std::vector<int32_t> start_lengths;
   std::vector<int32_t> start_positions;
   std::vector<int32_t> start_ends;
-  Tokens stops;                        // end of the answer (end-of-turn, end-of-generation)
-  llama_token separator = -1;          // between spans of a list; -1 for a single span
-  llama_token inline_separator = -1;   // also between spans of a list, written on one line (","); -1: none
-  llama_token none = -1;               // first token of the "nothing fits" answer; -1 for none
-  int32_t max_span_tokens = 0;         // >= 1
-  int32_t max_spans = 0;               // >= 1
+  Tokens stops;                       // end of the answer (end-of-turn, end-of-generation)
+  llama_token separator = -1;         // between spans of a list; -1 for a single span
+  llama_token inline_separator = -1;  // also between spans of a list, written on one line (","); -1: none
+  llama_token none = -1;              // first token of the "nothing fits" answer; -1 for none
+  int32_t max_span_tokens = 0;        // >= 1
+  int32_t max_spans = 0;              // >= 1
+  // Per branch, in place of max_spans and max_span_tokens (empty: those for every branch), so
+  // one job asks a text's single values and its lists side by side.
+  std::vector<int32_t> branch_max_spans;
+  std::vector<int32_t> branch_max_span_tokens;
   float min_list_logprob = -INFINITY;  // a later span of a list less likely than this ends the list
   // Per source token: 1 where a span that would end there takes the next token too, if the model
   // gives that token at least min_join_logprob (a number and its unit, the halves of a plate).
@@ -54,13 +58,18 @@ struct SpanJob {
   // Per source token: the model's one token for that token followed by the separator ("%" and "\n"
   // are "%\n"), or -1. Copying it closes the span there.
   Tokens closing_tokens;
-  // A first token of a branch's first span at most this many nats less likely than the best one
-  // is followed too, and its span replaces the greedy one when likelier both whole (closing token
-  // included) and per token: a greedy first token can cut a value short ("2018" for "14-01-2018").
-  // 0: greedy only.
+  // A first token of a single-value branch's span at most this many nats less likely than the
+  // best one is followed too, and its span replaces the greedy one when likelier both whole
+  // (closing token included) and per token: a greedy first token can cut a value short ("2018" for
+  // "14-01-2018"). 0: greedy only. A list never forks: a rival first token is another item.
   float fork_within = 0;
   Tokens first_options;         // single tokens scored at every branch's first answer step
   int32_t scored_branches = 0;  // the last this many branches only score first_options: no spans
+
+  int32_t spans_of(size_t b) const { return branch_max_spans.empty() ? max_spans : branch_max_spans[b]; }
+  int32_t tokens_of(size_t b) const {
+    return branch_max_span_tokens.empty() ? max_span_tokens : branch_max_span_tokens[b];
+  }
 };
 
 struct Span {

@@ -99,7 +99,8 @@ class Copier {
         rival = t;
       }
     };
-    const bool can_list = job_.separator >= 0 && static_cast<int32_t>(spans.size()) + 1 < job_.max_spans;
+    const int32_t max_tokens = job_.tokens_of(b);
+    const bool can_list = job_.separator >= 0 && static_cast<int32_t>(spans.size()) + 1 < job_.spans_of(b);
     bool whole = false;  // the answer so far is a whole span: it may end here
     bool join = true;    // every place it may end at asks to go on (see SpanJob::join_next)
     float credit = 0;    // log-probability of ending here, added to a span that went on instead
@@ -111,7 +112,7 @@ class Copier {
         whole = whole || place.whole;
         if (place.whole) join = join && !job_.join_next.empty() && job_.join_next[place.origin];
         // A form is finished whatever the length limit: its span ends on a whole token.
-        if (place.next >= 0 && (w.span_len < job_.max_span_tokens || !place.whole)) consider(places_[place.next].token);
+        if (place.next >= 0 && (w.span_len < max_tokens || !place.whole)) consider(places_[place.next].token);
       }
       // Ending here is one choice however it is written, the separator (more spans follow) or a
       // stop, and it is weighed whole against going on: split in two, it lost to a next word
@@ -134,7 +135,7 @@ class Copier {
         credit = log_add(lp(best), end_lp) - lp(best);
         end = -1;
       }
-      if (can_list && w.span_len < job_.max_span_tokens)
+      if (can_list && w.span_len < max_tokens)
         for (auto [start, p] : w.active)
           if (const int32_t q = places_[p].next; closing(q) >= 0) consider(closing(q));
       if (end >= 0 && (best < 0 || end_lp > lp(best))) best = end;
@@ -187,7 +188,7 @@ class Copier {
       return;
     }
     // Only where a branch's first span begins, which happens once per walk (a fork has begun it).
-    if (job_.fork_within > 0 && w.span_len == 0 && spans.empty() && rival >= 0 &&
+    if (job_.fork_within > 0 && job_.spans_of(b) == 1 && w.span_len == 0 && spans.empty() && rival >= 0 &&
         lp(rival) >= lp(best) - job_.fork_within) {
       forks.push_back(w);
       begin_span(forks.back(), rival, lp(rival));
@@ -246,13 +247,16 @@ SpanResult copy_spans(Decoder &d, const SpanJob &job) {
   // Branches run side by side as long as the slot's context holds the longest answer each could
   // copy; the rest wait for the next group. The caller checked that one branch alone fits.
   const size_t max_group = static_cast<size_t>(d.n_seq() - 1);
-  const size_t longest_answer = static_cast<size_t>(job.max_spans) * (job.max_span_tokens + 1);
+  // The most tokens branch b may write: its spans, each closed by one token.
+  auto answer_of = [&job](size_t b) { return static_cast<size_t>(job.spans_of(b)) * (job.tokens_of(b) + 1); };
+  size_t longest_answer = 0;
+  for (size_t b = 0; b < n_branch; ++b) longest_answer = std::max(longest_answer, answer_of(b));
   const size_t room = static_cast<size_t>(d.n_ctx()) - std::min<size_t>(job.prefix.size(), d.n_ctx());
 
   for (size_t g0 = 0, g1 = 0; g0 < n_branch; g0 = g1) {
     size_t used = 0;
     for (; g1 < n_branch && g1 - g0 < max_group; ++g1) {
-      const size_t need = job.branches[g1].size() + longest_answer;
+      const size_t need = job.branches[g1].size() + answer_of(g1);
       if (used + need > room && g1 > g0) break;
       used += need;
     }
@@ -265,11 +269,11 @@ SpanResult copy_spans(Decoder &d, const SpanJob &job) {
     std::vector<Walk> forks;
     auto adopt_forks = [&] {
       for (Walk &f : forks) {
-        if (walks.size() >= max_group || used + longest_answer > room) break;
+        if (walks.size() >= max_group || used + answer_of(f.branch) > room) break;
         const auto seq = static_cast<llama_seq_id>(walks.size() + 1);
         llama_memory_seq_cp(d.memory(), f.seq, seq, -1, -1);
         f.seq = seq;
-        used += longest_answer;
+        used += answer_of(f.branch);
         walks.push_back(std::move(f));
       }
       forks.clear();
@@ -279,7 +283,7 @@ SpanResult copy_spans(Decoder &d, const SpanJob &job) {
     adopt_forks();
 
     // One token per unfinished walk per llama_decode, until every answer has stopped.
-    const int32_t max_steps = job.max_spans * (job.max_span_tokens + 1) + 1;
+    const int32_t max_steps = static_cast<int32_t>(longest_answer) + 1;
     for (int32_t steps = 0; steps < max_steps; ++steps) {
       std::vector<Decoder::Item> items;
       for (size_t k = 0; k < walks.size(); ++k)

@@ -108,8 +108,8 @@ export class Extract {
     const singles = fields.filter((f) => f.kind === 'string' || f.kind === 'number' || f.kind === 'integer');
     const lists = fields.filter((f) => f.kind === 'strings');
     const flags = fields.filter((f) => f.kind === 'boolean');
-    // A choice whose options differ in their first token is read where the singles' answers begin,
-    // like a flag (scored branches of that job: one decode fewer each); any other is a job of its own.
+    // A choice whose options differ in their first token is read where the copied answers begin,
+    // like a flag (a scored branch of the span job: no decode of its own); any other is a job of its own.
     const choices = fields
       .filter((f) => f.kind === 'enum')
       .map((f) => ({ f, options: this.prompt.choices(f.options!) }));
@@ -117,27 +117,37 @@ export class Extract {
     const otherChoices = choices.filter((c) => !firstChoices.includes(c));
     const source = new Source(this.engine, excerpt);
     const prefix = this.prompt.prefix(`${this.wording.text}: ${excerpt.text}\n\n`);
-    const flagBranch = (f: Field) => this.prompt.branch(`Yes or no: ${f.hint}?`);
     const choiceBranch = (f: Field) => this.prompt.branch(`Choose the ${f.hint}: ${f.options!.join(', ')}`);
-    const scored = [...flags.map(flagBranch), ...firstChoices.map((c) => choiceBranch(c.f))];
+    const copiedBranch = (f: Field) => this.prompt.branch(`${this.wording.field}: ${f.hint}`);
+    const scored = [
+      ...flags.map((f) => this.prompt.branch(`Yes or no: ${f.hint}?`)),
+      ...firstChoices.map((c) => choiceBranch(c.f)),
+    ];
     const firstOptions = Int32Array.from(
       [...(flags.length ? this.yesNo : []), ...firstChoices.flatMap((c) => c.options)],
       (o) => o[0]!,
     );
-    const spanJob = (of: Field[], maxSpans: number, maxSpanTokens: number, checks: Int32Array[] = []): SpanJob =>
-      source.job(prefix, [...of.map((f) => this.prompt.branch(`${this.wording.field}: ${f.hint}`)), ...checks], {
-        separator: this.newline,
-        none: this.none,
-        maxSpanTokens,
-        maxSpans,
-        minListLogprob: Math.log(0.5),
-        ...(maxSpans === 1 ? { forkWithin: FORK_WITHIN } : { inlineSeparator: this.comma }),
-        ...(checks.length ? { firstOptions, scoredBranches: checks.length } : {}),
-      });
-    const spanJobs = [
-      ...(singles.length || scored.length ? [spanJob(singles, 1, MAX_VALUE_TOKENS, scored)] : []),
-      ...(lists.length ? [spanJob(lists, MAX_LIST, MAX_ITEM_TOKENS)] : []),
+    // One span job: single values, then lists, side by side in each decode, then the checks.
+    const limits = (spans: number, tokens: number, n: number) => Array.from({ length: n }, () => [spans, tokens]);
+    const branchLimits = [
+      ...limits(1, MAX_VALUE_TOKENS, singles.length),
+      ...limits(MAX_LIST, MAX_ITEM_TOKENS, lists.length),
+      ...limits(1, 1, scored.length),
     ];
+    const spanJob: SpanJob | undefined = branchLimits.length
+      ? source.job(prefix, [...singles.map(copiedBranch), ...lists.map(copiedBranch), ...scored], {
+          separator: this.newline,
+          none: this.none,
+          maxSpans: MAX_LIST,
+          maxSpanTokens: MAX_VALUE_TOKENS,
+          branchMaxSpans: Int32Array.from(branchLimits, ([spans]) => spans!),
+          branchMaxSpanTokens: Int32Array.from(branchLimits, ([, tokens]) => tokens!),
+          minListLogprob: Math.log(0.5),
+          forkWithin: FORK_WITHIN, // single values only (SpanJob.forkWithin)
+          inlineSeparator: this.comma, // lists only: a single value never separates
+          ...(scored.length ? { firstOptions, scoredBranches: scored.length } : {}),
+        })
+      : undefined;
     const scoreJobs: ScoreJob[] = otherChoices.map((c) => ({
       prefix,
       branches: [choiceBranch(c.f)],
@@ -145,8 +155,7 @@ export class Extract {
     }));
     // One job after another: each finds the text in the slot the first one left it in (prefix
     // cache), where jobs side by side would each prefill it on a slot of their own.
-    const spans: SpanResult[] = [];
-    for (const job of spanJobs) spans.push(...(await run.spans([job])));
+    const spans: SpanResult[] = spanJob ? await run.spans([spanJob]) : [];
     const scores: ScoreResult[] = [];
     for (const job of scoreJobs) scores.push(...(await run.score([job])));
 
@@ -162,24 +171,21 @@ export class Extract {
         .filter((t): t is string => !!t)
         .map(oneLine);
     };
-    if (singles.length || scored.length) {
-      const r = spans[0]!;
+    const r = spans[0];
+    if (r) {
       singles.forEach((f, b) => values.set(f, typed(f, copied(r, b, f, false)[0])));
+      lists.forEach((f, k) => {
+        const found = [...new Set(copied(r, singles.length + k, f, true).flatMap(items))];
+        values.set(f, found.length ? found : null); // a list the text does not give is missing: null
+      });
       // The scored branches' rows of firstLogprobs: each reads its own options' columns.
-      const row = (k: number) => r.firstLogprobs.subarray((singles.length + k) * firstOptions.length);
+      const row = (k: number) => r.firstLogprobs.subarray((singles.length + lists.length + k) * firstOptions.length);
       flags.forEach((f, k) => values.set(f, row(k)[0]! >= row(k)[1]!));
       let column = flags.length ? 2 : 0;
       firstChoices.forEach(({ f, options }, k) => {
         const logprobs = row(flags.length + k).slice(column, column + options.length);
         values.set(f, f.options![argmax(normalise(logprobs))]);
         column += options.length;
-      });
-    }
-    if (lists.length) {
-      const r = spans[spans.length - 1]!;
-      lists.forEach((f, b) => {
-        const found = [...new Set(copied(r, b, f, true).flatMap(items))];
-        values.set(f, found.length ? found : null); // a list the text does not give is missing: null
       });
     }
     otherChoices.forEach(({ f }, j) => values.set(f, f.options![argmax(normalise(scores[j]!.logprobs))]));

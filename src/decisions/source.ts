@@ -153,6 +153,8 @@ export class Source {
       | 'forkWithin'
       | 'firstOptions'
       | 'scoredBranches'
+      | 'branchMaxSpans'
+      | 'branchMaxSpanTokens'
     >,
   ): SpanJob {
     return {

@@ -300,8 +300,7 @@ export class Engine {
       for (const b of job.branches) need += b.length;
       for (const o of job.options) need += job.branches.length * (o.length - 1);
     } else {
-      const answer = job.maxSpans * (job.maxSpanTokens + 1);
-      need += Math.max(...job.branches.map((b) => b.length)) + answer;
+      need += Math.max(...job.branches.map((b, i) => b.length + longestAnswer(job, i)));
     }
     if (need > this.contextSize) {
       throw new ServiceError(
@@ -338,6 +337,11 @@ export class Engine {
   }
 }
 
+/** The most tokens branch i of a span job may write: its spans, each closed by one token. */
+function longestAnswer(job: NativeJob & { kind: 'spans' }, i: number): number {
+  return (job.branchMaxSpans?.[i] ?? job.maxSpans) * ((job.branchMaxSpanTokens?.[i] ?? job.maxSpanTokens) + 1);
+}
+
 /**
  * The tokens a round has the model read: each job's prefix past what it shares with the first
  * (a slot keeps a common system prompt cached), its branches, every option of a score job after
@@ -353,7 +357,7 @@ export function tokensOf(jobs: NativeJob[]): number {
     tokens += job.prefix.length - shared;
     for (const b of job.branches) tokens += b.length;
     if (job.kind === 'score') for (const o of job.options) tokens += job.branches.length * o.length;
-    else tokens += job.branches.length * (job.maxSpanTokens + 1);
+    else job.branches.forEach((_, i) => (tokens += (job.branchMaxSpanTokens?.[i] ?? job.maxSpanTokens) + 1));
   }
   return tokens;
 }

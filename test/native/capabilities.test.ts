@@ -202,10 +202,15 @@ t.test('extract: a list the text writes on one line comes back as one item per n
   const text = 'Standup, 4 June\nPresent: Nadia Rahman, Tomás Silva, Ewa Nowak\nApologies: Ben Carter';
   const schema = {
     type: 'object',
-    properties: { present: { type: 'array', description: 'people present', items: { type: 'string' } } },
+    properties: {
+      date: { type: 'string' }, // a single value, asked in the same span job as the list
+      present: { type: 'array', description: 'people present', items: { type: 'string' } },
+    },
   };
   const out = await s.extract.run({ text, schema });
-  t.same((out.body as { data: { present: string[] } }).data.present, ['Nadia Rahman', 'Tomás Silva', 'Ewa Nowak']);
+  const data = (out.body as { data: { date: string; present: string[] } }).data;
+  t.equal(data.date, '4 June');
+  t.same(data.present, ['Nadia Rahman', 'Tomás Silva', 'Ewa Nowak']);
 });
 
 t.test('extract: a list item ends with its line, even where the line ends on a bracket', async (t) => {

@@ -175,6 +175,17 @@ t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
   for (const key of ['separator', 'inlineSeparator', 'none']) {
     t.throws(() => native.submit({ ...spans, [key]: 1e9 }), new RegExp(`job\\.${key} must be an integer from -1 to`));
   }
+  for (const key of ['branchMaxSpans', 'branchMaxSpanTokens']) {
+    const perBranch = Int32Array.from(spans.branches, () => 1);
+    t.throws(
+      () => native.submit({ ...spans, [key]: Int32Array.of(...perBranch, 1) }),
+      new RegExp(`job\\.${key} must hold one count >= 1 per branch`),
+    );
+    t.throws(
+      () => native.submit({ ...spans, [key]: perBranch.map(() => 0) }),
+      new RegExp(`job\\.${key} must hold one count >= 1 per branch`),
+    );
+  }
   const { result } = native.submit({
     kind: 'score',
     prefix: engine.tokenize(longText(400)),
