@@ -367,7 +367,7 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   sj.max_spans = args::Int(env, o, "job", "maxSpans", 1);
   auto per_branch = [&](const char *key, std::vector<int32_t> &to) {
     if (o.Get(key).IsUndefined()) return;
-    to = args::Int32s(env, o.Get(key), (std::string("job.") + key).c_str());
+    to = args::Int32s(env, o.Get(key), std::string("job.") + key);
     bool valid = to.size() == sj.branches.size();
     for (int32_t v : to) valid = valid && v >= 1;
     args::Check(env, valid, std::string("job.") + key + " must hold one count >= 1 per branch");

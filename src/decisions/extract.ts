@@ -128,20 +128,18 @@ export class Extract {
       (o) => o[0]!,
     );
     // One span job: single values, then lists, side by side in each decode, then the checks.
-    const limits = (spans: number, tokens: number, n: number) => Array.from({ length: n }, () => [spans, tokens]);
-    const branchLimits = [
-      ...limits(1, MAX_VALUE_TOKENS, singles.length),
-      ...limits(MAX_LIST, MAX_ITEM_TOKENS, lists.length),
-      ...limits(1, 1, scored.length),
-    ];
-    const spanJob: SpanJob | undefined = branchLimits.length
-      ? source.job(prefix, [...singles.map(copiedBranch), ...lists.map(copiedBranch), ...scored], {
+    const branches = [...singles.map(copiedBranch), ...lists.map(copiedBranch), ...scored];
+    const groups = [singles.length, lists.length, scored.length];
+    const perBranch = (limits: number[]) =>
+      Int32Array.from(groups.flatMap((n, g) => Array<number>(n).fill(limits[g]!)));
+    const spanJob: SpanJob | undefined = branches.length
+      ? source.job(prefix, branches, {
           separator: this.newline,
           none: this.none,
           maxSpans: MAX_LIST,
           maxSpanTokens: MAX_VALUE_TOKENS,
-          branchMaxSpans: Int32Array.from(branchLimits, ([spans]) => spans!),
-          branchMaxSpanTokens: Int32Array.from(branchLimits, ([, tokens]) => tokens!),
+          branchMaxSpans: perBranch([1, MAX_LIST, 1]),
+          branchMaxSpanTokens: perBranch([MAX_VALUE_TOKENS, MAX_ITEM_TOKENS, 1]),
           minListLogprob: Math.log(0.5),
           forkWithin: FORK_WITHIN, // single values only (SpanJob.forkWithin)
           inlineSeparator: this.comma, // lists only: a single value never separates

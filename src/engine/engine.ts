@@ -337,9 +337,16 @@ export class Engine {
   }
 }
 
+type SpansJob = NativeJob & { kind: 'spans' };
+
+/** The most tokens one span of branch i may take (its own limit, or the job's). */
+function spanTokensOf(job: SpansJob, i: number): number {
+  return job.branchMaxSpanTokens?.[i] ?? job.maxSpanTokens;
+}
+
 /** The most tokens branch i of a span job may write: its spans, each closed by one token. */
-function longestAnswer(job: NativeJob & { kind: 'spans' }, i: number): number {
-  return (job.branchMaxSpans?.[i] ?? job.maxSpans) * ((job.branchMaxSpanTokens?.[i] ?? job.maxSpanTokens) + 1);
+function longestAnswer(job: SpansJob, i: number): number {
+  return (job.branchMaxSpans?.[i] ?? job.maxSpans) * (spanTokensOf(job, i) + 1);
 }
 
 /**
@@ -357,7 +364,7 @@ export function tokensOf(jobs: NativeJob[]): number {
     tokens += job.prefix.length - shared;
     for (const b of job.branches) tokens += b.length;
     if (job.kind === 'score') for (const o of job.options) tokens += job.branches.length * o.length;
-    else job.branches.forEach((_, i) => (tokens += (job.branchMaxSpanTokens?.[i] ?? job.maxSpanTokens) + 1));
+    else job.branches.forEach((_, i) => (tokens += spanTokensOf(job, i) + 1));
   }
   return tokens;
 }
