@@ -36,6 +36,7 @@ export interface LoadOptions {
   contextSize: number; // KV cache tokens per slot
   batchSize: number; // tokens per llama_decode
   sequences: number; // branches decoded side by side per slot (>= 3)
+  promptCacheMiB: number; // host memory for the KV of prompts the slots moved away from; 0: none
 }
 
 export interface WhisperOptions {

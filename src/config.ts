@@ -31,6 +31,9 @@ export const ConfigSchema = Type.Object({
   queue: Int(0, 1024, 'requests that may wait for a slot before new ones get 529'),
   contextSize: Int(512, 131072, 'KV cache tokens per slot'),
   batchSize: Int(32, 8192, 'tokens per decode call'),
+  promptCacheMiB: Type.Optional(
+    Int(0, 1 << 20, "host memory, MiB, for the KV of prompts the slots moved away from (default: the engine's)"),
+  ),
   maxBodyBytes: Int(1024, 1 << 30, 'largest accepted request body, bytes'),
   overloadDelayMs: Int(
     0,
@@ -127,6 +130,7 @@ export const ENV = Object.freeze({
   DM_QUEUE: 'queue',
   DM_CONTEXT: 'contextSize',
   DM_BATCH: 'batchSize',
+  DM_PROMPT_CACHE_MIB: 'promptCacheMiB',
   DM_MAX_BODY_BYTES: 'maxBodyBytes',
   DM_OVERLOAD_DELAY_MS: 'overloadDelayMs',
   DM_LOG_LEVEL: 'logLevel',

@@ -130,7 +130,7 @@ void Engine::Shutdown() {
   model_ = nullptr;
 }
 
-// load({ modelPath, slots, contextSize, batchSize, sequences, threads }) -> Promise<void>
+// load({ modelPath, slots, contextSize, batchSize, sequences, threads, promptCacheMiB }) -> Promise<void>
 // The model is read and the slot contexts created on the loader thread.
 Napi::Value Engine::Load(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -139,7 +139,8 @@ Napi::Value Engine::Load(const Napi::CallbackInfo &info) {
   std::string path = args::String(env, o, "options", "modelPath");
   const int32_t slots = args::Int(env, o, "options", "slots", 1);
   const SlotConfig cfg{args::Int(env, o, "options", "contextSize", 64), args::Int(env, o, "options", "batchSize", 1),
-                       args::Int(env, o, "options", "sequences", 3), args::Int(env, o, "options", "threads", 1)};
+                       args::Int(env, o, "options", "sequences", 3), args::Int(env, o, "options", "threads", 1),
+                       static_cast<size_t>(args::Int(env, o, "options", "promptCacheMiB", 0)) << 20};
   load_called_ = true;
   Completions<Engine>::Ticket t = completions_.add(env);
   loader_.post([this, id = t.id, path, slots, cfg](bool run) {

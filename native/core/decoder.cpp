@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-Decoder::Decoder(llama_context *ctx, int32_t n_outputs)
+Decoder::Decoder(llama_context *ctx, int32_t n_outputs, PromptCache *prompts)
     : ctx_(ctx),
+      prompts_(prompts),
       mem_(llama_get_memory(ctx)),
       n_vocab_(llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx)))),
       n_batch_(static_cast<int32_t>(llama_n_batch(ctx))),
@@ -16,6 +17,13 @@ std::vector<Decoder::Item> Decoder::begin(const Tokens &prefix) {
   size_t common = 0;
   while (common < cached_.size() && common < prefix.size() && cached_[common] == prefix[common]) ++common;
   for (llama_seq_id s = 1; s < n_seq_; ++s) llama_memory_seq_rm(mem_, s, -1, -1);
+  if (prompts_ != nullptr) {
+    if (cached_.size() > common + PromptCache::kMinGain) prompts_->save(ctx_, cached_);
+    if (auto held = prompts_->load(ctx_, prefix, common)) {
+      common = *held;
+      cached_.assign(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(common));
+    }
+  }
   if (!llama_memory_seq_rm(mem_, 0, static_cast<llama_pos>(common), -1)) {
     llama_memory_clear(mem_, true);
     common = 0;

@@ -5,6 +5,7 @@
 
 #include "cancelled.h"
 #include "jobs.h"
+#include "prompt_cache.h"
 
 class Decoder {
  public:
@@ -18,11 +19,13 @@ class Decoder {
   };
 
   // ctx must have been created with n_seq_max >= 3, a unified KV cache and room for n_outputs
-  // logits rows per decode call.
-  Decoder(llama_context *ctx, int32_t n_outputs);
+  // logits rows per decode call. `prompts` (shared with the other slots, may be null) keeps the
+  // prompts this slot moves away from.
+  Decoder(llama_context *ctx, int32_t n_outputs, PromptCache *prompts);
 
-  // Starts a job: keeps the longest cached part of `prefix` in sequence 0, frees every other
-  // sequence, and returns the items that decode the rest of the prefix (tagged kShared).
+  // Starts a job: keeps the longest cached part of `prefix` in sequence 0 (or loads a longer one
+  // from `prompts`, first keeping there what sequence 0 held), frees every other sequence, and
+  // returns the items that decode the rest of the prefix (tagged kShared).
   std::vector<Item> begin(const Tokens &prefix);
   // The job succeeded: sequence 0 now holds `prefix` for the next job to reuse.
   void finish(const Tokens &prefix) { cached_ = prefix; }
@@ -56,6 +59,7 @@ class Decoder {
   void decode_chunk(const std::vector<Item> &items, size_t &next, int32_t n_shared, llama_batch &batch);
 
   llama_context *ctx_;
+  PromptCache *prompts_;
   llama_memory_t mem_;
   int32_t n_vocab_, n_batch_, n_seq_, n_ctx_, n_outputs_;
   Tokens cached_;  // the tokens held by sequence 0 after the last successful job

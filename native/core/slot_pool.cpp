@@ -25,7 +25,9 @@ struct SlotPool::Slot {
 };
 
 SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, Done done)
-    : done_(std::move(done)), n_threads_(cfg.n_threads) {
+    : done_(std::move(done)),
+      n_threads_(cfg.n_threads),
+      prompts_(cfg.prompt_cache_bytes > 0 ? std::make_unique<PromptCache>(cfg.prompt_cache_bytes) : nullptr) {
   for (int32_t i = 0; i < n_slots; ++i) {
     auto slot = std::make_unique<Slot>();
     llama_context_params p = llama_context_default_params();
@@ -48,7 +50,7 @@ SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, D
       for (auto &s : slots_) llama_free(s->ctx);
       throw std::runtime_error("could not create llama context for slot " + std::to_string(i));
     }
-    slot->decoder = std::make_unique<Decoder>(slot->ctx, cfg.n_seq);
+    slot->decoder = std::make_unique<Decoder>(slot->ctx, cfg.n_seq, prompts_.get());
     slots_.push_back(std::move(slot));
   }
   counts_.slots = n_slots;

@@ -15,15 +15,17 @@
 #include <vector>
 
 #include "jobs.h"
+#include "prompt_cache.h"
 
 struct whisper_context;
 struct whisper_vad_context;
 
 struct SlotConfig {
-  int32_t n_ctx;      // tokens of KV cache per slot
-  int32_t n_batch;    // tokens per llama_decode call
-  int32_t n_seq;      // sequences per slot (branches decoded side by side)
-  int32_t n_threads;  // CPU threads per slot
+  int32_t n_ctx;              // tokens of KV cache per slot
+  int32_t n_batch;            // tokens per llama_decode call
+  int32_t n_seq;              // sequences per slot (branches decoded side by side)
+  int32_t n_threads;          // CPU threads per slot
+  size_t prompt_cache_bytes;  // host memory for the prompts the slots moved away from; 0: none
 };
 
 struct PoolStats {
@@ -65,6 +67,7 @@ class SlotPool {
 
   Done done_;
   int32_t n_threads_;
+  std::unique_ptr<PromptCache> prompts_;  // shared by the slots' decoders; null when off
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<Pending> queue_;

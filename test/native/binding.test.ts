@@ -44,7 +44,25 @@ t.test('each class has exactly the methods binding.ts types', async (t) => {
   t.same(methods(binding.Engine), Object.keys(ENGINE).sort());
   t.same(methods(binding.Encoder), Object.keys(ENCODER).sort());
   t.same(methods(binding.SpeakerEncoder!), ['embed']);
-  t.same(Object.keys(binding).sort(), ['Encoder', 'Engine', 'SpeakerEncoder', 'setLogLevel', 'versions']);
+  t.same(Object.keys(binding).sort(), ['Encoder', 'Engine', 'SpeakerEncoder', 'requantize', 'setLogLevel', 'versions']);
+});
+
+t.test('requantize names the option it cannot use', async (t) => {
+  const options = {
+    input: '/nonexistent.gguf',
+    output: '/tmp/x.gguf',
+    mixture: 'q4_k_m',
+    tensors: { ffn_down: 'q4_k' },
+  };
+  t.throws(() => binding.requantize({ ...options, mixture: 'q2' as 'q4_k_m' }), {
+    name: 'TypeError',
+    message: "options.mixture must be 'q4_k_m'",
+  });
+  t.throws(() => binding.requantize({ ...options, tensors: { ffn_down: 'f16' as 'q4_k' } }), {
+    name: 'TypeError',
+    message: "options.tensors.ffn_down must be 'q4_k'",
+  });
+  await t.rejects(binding.requantize(options), /llama_model_quantize failed for \/nonexistent\.gguf/);
 });
 
 t.test('stats() returns the typed fields, rejected included', async (t) => {
@@ -60,6 +78,7 @@ t.test('a setting left out or out of range is a TypeError naming it: the addon h
     contextSize: 512,
     batchSize: 64,
     sequences: 4,
+    promptCacheMiB: 0,
   };
   const { contextSize: _, ...withoutContext } = options;
   t.throws(() => engine.load(withoutContext as typeof options), {

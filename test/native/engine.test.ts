@@ -45,6 +45,38 @@ t.test('a repeated prefix is reused from the slot cache, with the same answer', 
   t.ok(Math.abs(share(again!.logprobs) - share(first!.logprobs)) < 0.02, 'same answer from the cache');
 });
 
+t.test('a prompt displaced by another is loaded back from host memory, with the same answer', async (t) => {
+  // One slot, so the second job's prompt displaces the first's; only the instructions recur.
+  const open = (promptCacheMiB: number) =>
+    Engine.open({ modelPath, slots: 1, threads: 2, queue: 0, contextSize: 1024, batchSize: 256, promptCacheMiB });
+  const cached = await open(64);
+  const none = await open(0);
+  t.teardown(() => Promise.all([cached.close(), none.close()]));
+  const instructions = 'Decide whether the statement holds for the text. Answer Yes or No. '.repeat(3);
+  const run = async (e: Engine, prompt: string) => {
+    const job = {
+      prefix: e.tokenize(prompt),
+      branches: [e.tokenize(' Is it made of iron?')],
+      options: [e.tokenize(' Yes'), e.tokenize(' No')],
+    };
+    const [r] = await e.score([job]);
+    return { cachedTokens: r!.cachedTokens, yes: 1 / (1 + Math.exp(r!.logprobs[1]! - r!.logprobs[0]!)) };
+  };
+  const other = 'Translate the text into French and keep its tone; names stay as they are. '.repeat(3) + text;
+  const asked = `${instructions}Text: ${text}`;
+  const displaced = [];
+  for (const e of [cached, none]) {
+    await run(e, `${instructions}Text: The bridge opened in 1932.`);
+    await run(e, other);
+    displaced.push(await run(e, asked));
+  }
+  const [fromMemory, prefilled] = displaced;
+  const shared = cached.tokenize(instructions).length;
+  t.ok(fromMemory!.cachedTokens >= shared, `the instructions (${shared} tokens) were not prefilled again`);
+  t.equal(prefilled!.cachedTokens, 0, 'without the cache they are');
+  t.ok(Math.abs(fromMemory!.yes - prefilled!.yes) < 0.02, 'same answer');
+});
+
 t.test('multi-token options are scored by all their tokens', async (t) => {
   const prefix = engine.tokenize('The capital of France is');
   const [r] = await engine.score([
@@ -98,7 +130,15 @@ t.test('the event loop keeps answering while every slot runs', async (t) => {
 t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
   const native = new (loadBinding().Engine)();
   t.throws(() => native.tokenize('x', false, false), { code: 'not_loaded' });
-  await native.load({ modelPath, slots: 1, threads: 1, contextSize: 512, batchSize: 64, sequences: 4 });
+  await native.load({
+    modelPath,
+    slots: 1,
+    threads: 1,
+    contextSize: 512,
+    batchSize: 64,
+    sequences: 4,
+    promptCacheMiB: 0,
+  });
   t.throws(
     () =>
       native.submit({
@@ -202,6 +242,7 @@ t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
       contextSize: 512,
       batchSize: 64,
       sequences: 4,
+      promptCacheMiB: 0,
     }),
     { code: 'load_failed' },
   );

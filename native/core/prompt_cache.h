@@ -1,0 +1,42 @@
+// PromptCache: the KV of prompts the slots moved away from, kept in host memory for any slot to
+// load again (llama-server's --cache-ram does the same). Each slot's context holds one prompt; a
+// pipeline that asks several capabilities about one text in turn would otherwise prefill each
+// capability's instructions anew, because the other capabilities' prompts evicted them.
+// Shared by the slots; every method may be called from any slot thread.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "jobs.h"
+
+class PromptCache {
+ public:
+  // Keeps at most `limit_bytes` of KV state; the least recently used prompts go first.
+  explicit PromptCache(size_t limit_bytes) : limit_(limit_bytes) {}
+
+  // Keeps sequence 0 of `ctx`, which holds `tokens`. Nothing is copied when a kept prompt already
+  // begins with `tokens`; kept prompts that `tokens` begins with are dropped.
+  void save(llama_context *ctx, const Tokens &tokens);
+
+  // When a kept prompt shares more than `have` + kMinGain leading tokens with `prompt`, loads it
+  // into sequence 0 (every sequence of `ctx` must be empty) and returns how many tokens of
+  // `prompt` sequence 0 now holds; past them it may hold the rest of the kept prompt. nullopt
+  // when nothing was loaded.
+  std::optional<size_t> load(llama_context *ctx, const Tokens &prompt, size_t have);
+
+  static constexpr size_t kMinGain = 32;  // fewer tokens are quicker to prefill than to look for
+
+ private:
+  struct Entry {
+    Tokens tokens;
+    std::vector<uint8_t> state;
+  };
+  std::mutex mu_;
+  std::list<std::shared_ptr<const Entry>> entries_;  // most recently used first; guarded by mu_
+  size_t limit_, bytes_ = 0;                         // bytes_ guarded by mu_
+};
