@@ -53,7 +53,7 @@ t.test('requantize names the option it cannot use', async (t) => {
     output: '/tmp/x.gguf',
     mixture: 'q4_k_m',
     tensors: { ffn_down: 'q4_k' },
-  };
+  } as const;
   t.throws(() => binding.requantize({ ...options, mixture: 'q2' as 'q4_k_m' }), {
     name: 'TypeError',
     message: "options.mixture must be 'q4_k_m'",
