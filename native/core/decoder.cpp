@@ -18,7 +18,9 @@ std::vector<Decoder::Item> Decoder::begin(const Tokens &prefix) {
   while (common < cached_.size() && common < prefix.size() && cached_[common] == prefix[common]) ++common;
   for (llama_seq_id s = 1; s < n_seq_; ++s) llama_memory_seq_rm(mem_, s, -1, -1);
   if (prompts_ != nullptr) {
-    if (cached_.size() > common + PromptCache::kMinGain) prompts_->save(ctx_, cached_);
+    // Kept when the new prompt is another kind (other instructions), not the same kind on a new
+    // text: a loop over texts would otherwise copy out every prompt it moves past.
+    if (cached_.size() > common + PromptCache::kMinGain && common < cached_.size() / 2) prompts_->save(ctx_, cached_);
     if (auto held = prompts_->load(ctx_, prefix, common)) {
       common = *held;
       cached_.assign(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(common));

@@ -24,8 +24,9 @@ class Decoder {
   Decoder(llama_context *ctx, int32_t n_outputs, PromptCache *prompts);
 
   // Starts a job: keeps the longest cached part of `prefix` in sequence 0 (or loads a longer one
-  // from `prompts`, first keeping there what sequence 0 held), frees every other sequence, and
-  // returns the items that decode the rest of the prefix (tagged kShared).
+  // from `prompts`, first keeping there what sequence 0 held if `prefix` shares less than half of
+  // it), frees every other sequence, and returns the items that decode the rest of the prefix
+  // (tagged kShared).
   std::vector<Item> begin(const Tokens &prefix);
   // The job succeeded: sequence 0 now holds `prefix` for the next job to reuse.
   void finish(const Tokens &prefix) { cached_ = prefix; }
