@@ -127,18 +127,13 @@ t.test('the event loop keeps answering while every slot runs', async (t) => {
   t.ok(worstGap < 100, `timers kept firing (worst gap ${worstGap.toFixed(0)} ms)`);
 });
 
+// The addon's load options for one small slot, without a prompt cache.
+const SMALL_LOAD = { slots: 1, threads: 1, contextSize: 512, batchSize: 64, sequences: 4, promptCacheMiB: 0 };
+
 t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
   const native = new (loadBinding().Engine)();
   t.throws(() => native.tokenize('x', false, false), { code: 'not_loaded' });
-  await native.load({
-    modelPath,
-    slots: 1,
-    threads: 1,
-    contextSize: 512,
-    batchSize: 64,
-    sequences: 4,
-    promptCacheMiB: 0,
-  });
+  await native.load({ modelPath, ...SMALL_LOAD });
   t.throws(
     () =>
       native.submit({
@@ -237,12 +232,7 @@ t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
   await t.rejects(
     loadBinding().Engine.prototype.load.call(new (loadBinding().Engine)(), {
       modelPath: '/nonexistent.gguf',
-      slots: 1,
-      threads: 1,
-      contextSize: 512,
-      batchSize: 64,
-      sequences: 4,
-      promptCacheMiB: 0,
+      ...SMALL_LOAD,
     }),
     { code: 'load_failed' },
   );
