@@ -71,6 +71,7 @@ for (const id of values.models.split(',')) {
     queue: 0,
     contextSize: 512,
     batchSize: 64,
+    promptCacheMiB: 0,
   });
   await engine.loadWhisper(path, model.alignmentHeads ?? '', vad);
   const transcribe = async (audio: Buffer) => {

@@ -297,6 +297,7 @@ async function main(): Promise<void> {
       queue: 1,
       contextSize: 512,
       batchSize: 64,
+      promptCacheMiB: 0,
     });
     await loadAudio(engine, config);
     const transcription = new Transcription(engine, config);

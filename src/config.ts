@@ -31,9 +31,7 @@ export const ConfigSchema = Type.Object({
   queue: Int(0, 1024, 'requests that may wait for a slot before new ones get 529'),
   contextSize: Int(512, 131072, 'KV cache tokens per slot'),
   batchSize: Int(32, 8192, 'tokens per decode call'),
-  promptCacheMiB: Type.Optional(
-    Int(0, 1 << 20, "host memory, MiB, for the KV of prompts the slots moved away from (default: the engine's)"),
-  ),
+  promptCacheMiB: Int(0, 1 << 20, 'host memory, MiB, for the KV of prompts the slots moved away from; 0: none'),
   maxBodyBytes: Int(1024, 1 << 30, 'largest accepted request body, bytes'),
   overloadDelayMs: Int(
     0,
@@ -94,6 +92,9 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   queue: 2,
   contextSize: 6144, // tokens per slot: a 20,000-character English text (~4,500) plus its statements
   batchSize: 256, // tokens per decode: as fast as 512 here, half the compute buffer
+  // About 9,000 tokens of the default model's KV (28 KB a token): the instructions of every
+  // capability and label set a pipeline switches between, with the texts they were last asked about.
+  promptCacheMiB: 256,
   maxBodyBytes: 4 * 1024 * 1024, // 32 texts x 20,000 characters, with JSON escaping
   overloadDelayMs: 100, // measured with bench/retry-storm.ts (docs/operations.md)
   logLevel: 'info',

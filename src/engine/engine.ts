@@ -29,9 +29,9 @@ export interface EngineOptions {
   batchSize: number;
   /**
    * Host memory (MiB) that keeps the KV of prompts the slots moved away from, so that a capability
-   * asked again after others skips its instructions' prefill; PROMPT_CACHE_MIB when unset, 0: none.
+   * asked again after others skips its instructions' prefill; 0: none.
    */
-  promptCacheMiB?: number;
+  promptCacheMiB: number;
   /** A sentence encoder GGUF; without one, long texts are read whole (see src/decisions/windows.ts). */
   encoderPath?: string;
   /** llama.cpp's and whisper.cpp's own log threshold (JSON lines on stderr); errors only when unset. */
@@ -53,10 +53,6 @@ export interface EngineStats {
 // Sequences per slot: the shared prefix plus one per statement of a full list (32), so a full
 // list is scored in one decode. Each costs a logits row (0.6 MB with a 150k vocabulary).
 const SEQUENCES = 33;
-
-// About 9,000 tokens of this model's KV (28 KB a token): the instructions of every capability and
-// label set a pipeline switches between, with the last texts they were asked about.
-export const PROMPT_CACHE_MIB = 256;
 // The sentence encoder reads up to 512 tokens of a window (its trained context) and encodes four
 // windows per call.
 const ENCODER = Object.freeze({ batchTokens: 512, sequences: 4 });
@@ -115,7 +111,7 @@ export class Engine {
   static async open(options: EngineOptions, binding: NativeBinding = loadBinding(options.nativeLog)): Promise<Engine> {
     const native = new binding.Engine();
     const encoder = options.encoderPath === undefined ? undefined : new binding.Encoder();
-    const { modelPath, slots, threads, contextSize, batchSize, promptCacheMiB = PROMPT_CACHE_MIB } = options;
+    const { modelPath, slots, threads, contextSize, batchSize, promptCacheMiB } = options;
     const [, shape] = await Promise.all([
       native.load({ modelPath, slots, threads, contextSize, batchSize, sequences: SEQUENCES, promptCacheMiB }),
       encoder?.load({ modelPath: options.encoderPath!, threads, ...ENCODER }),

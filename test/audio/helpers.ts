@@ -26,6 +26,7 @@ export async function audioServer(env: NodeJS.ProcessEnv = {}, slots = 1): Promi
     queue: 1,
     contextSize: 512,
     batchSize: 64,
+    promptCacheMiB: 0,
   });
   await loadAudio(engine, config);
   const transcription = new Transcription(engine, config);

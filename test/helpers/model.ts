@@ -26,6 +26,7 @@ export async function openTestEngine({ encoder = false } = {}): Promise<Engine> 
     queue: 2,
     contextSize: 4096,
     batchSize: 256,
+    promptCacheMiB: 64,
   });
 }
 

@@ -18,6 +18,7 @@ export const SMALL: Omit<EngineOptions, 'modelPath'> = {
   queue: 0,
   contextSize: 4096,
   batchSize: 512,
+  promptCacheMiB: 64,
 };
 
 export async function startServer(

@@ -7,7 +7,15 @@ import { CancelledError } from '../../src/errors.js';
 import { longText, testModelPath } from '../helpers/model.js';
 
 const modelPath = await testModelPath();
-const engine = await Engine.open({ modelPath, slots: 2, threads: 2, queue: 4, contextSize: 8192, batchSize: 512 });
+const engine = await Engine.open({
+  modelPath,
+  slots: 2,
+  threads: 2,
+  queue: 4,
+  contextSize: 8192,
+  batchSize: 512,
+  promptCacheMiB: 64,
+});
 t.teardown(() => engine.close());
 const yesNo = new YesNo(engine);
 const text = 'The Eiffel Tower is in Paris. It was completed in 1889 and is made of wrought iron.';
@@ -31,7 +39,15 @@ t.test('statements of one call share the prefill: the text is read (and billed) 
 });
 
 t.test('a repeated prefix is reused from the slot cache, with the same answer', async (t) => {
-  const one = await Engine.open({ modelPath, slots: 1, threads: 2, queue: 0, contextSize: 1024, batchSize: 256 });
+  const one = await Engine.open({
+    modelPath,
+    slots: 1,
+    threads: 2,
+    queue: 0,
+    contextSize: 1024,
+    batchSize: 256,
+    promptCacheMiB: 0,
+  });
   t.teardown(() => one.close());
   const prefix = one.tokenize(`Context: ${text}`);
   const job = { prefix, branches: [one.tokenize(' Question?')], options: [one.tokenize(' Yes'), one.tokenize(' No')] };
@@ -239,7 +255,15 @@ t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
 });
 
 t.test('a prompt larger than a slot is a 400, never a decode failure', async (t) => {
-  const small = await Engine.open({ modelPath, slots: 1, threads: 2, queue: 0, contextSize: 512, batchSize: 128 });
+  const small = await Engine.open({
+    modelPath,
+    slots: 1,
+    threads: 2,
+    queue: 0,
+    contextSize: 512,
+    batchSize: 128,
+    promptCacheMiB: 0,
+  });
   t.teardown(() => small.close());
   await t.rejects(new YesNo(small).run({ text: longText(2000), statement: 'ok' }), {
     code: 'invalid_request',
