@@ -193,6 +193,10 @@ export interface PoolStats {
   failed: number;
   cancelled: number;
   rejected: number; // transcriptions refused for their input (invalid_audio, audio_too_long)
+  promptCacheBytes: number; // KV kept in the shared prompt cache now
+  promptCachePrompts: number; // prompts kept there now
+  promptCacheLoads: number; // prompts loaded back from it since start
+  promptCacheTokens: number; // prompt tokens those loads spared a prefill
 }
 
 export interface ChatMessage {

@@ -46,6 +46,25 @@ export class Metrics {
     gauge('dm_slots_busy', 'Slots running a job now', (s) => s.running);
     gauge('dm_jobs_queued', 'Jobs waiting for a slot', (s) => s.queued);
     gauge('dm_requests_inflight', 'Requests admitted by the engine and not yet answered', (s) => s.inflight);
+    gauge(
+      'dm_prompt_cache_bytes',
+      'KV of earlier prompts kept in host memory for the slots',
+      (s) => s.promptCacheBytes,
+    );
+    gauge('dm_prompt_cache_prompts', 'Earlier prompts kept in host memory', (s) => s.promptCachePrompts);
+    // Totals the engine keeps: set at scrape time, so Prometheus counters with no increments here.
+    const total = (name: string, help: string, read: (s: EngineStats) => number) =>
+      new Counter({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(read(stats()));
+        },
+      });
+    total('dm_prompt_cache_loads_total', 'Earlier prompts loaded back into a slot', (s) => s.promptCacheLoads);
+    total('dm_prompt_cache_tokens_total', 'Prompt tokens those loads spared a prefill', (s) => s.promptCacheTokens);
   }
 
   /** One response. */

@@ -481,6 +481,10 @@ Napi::Value Engine::Stats(const Napi::CallbackInfo &info) {
   out.Set("failed", static_cast<double>(s.failed));
   out.Set("cancelled", static_cast<double>(s.cancelled));
   out.Set("rejected", static_cast<double>(s.rejected));
+  out.Set("promptCacheBytes", static_cast<double>(s.prompt_cache.bytes));
+  out.Set("promptCachePrompts", static_cast<double>(s.prompt_cache.prompts));
+  out.Set("promptCacheLoads", static_cast<double>(s.prompt_cache.loads));
+  out.Set("promptCacheTokens", static_cast<double>(s.prompt_cache.tokens));
   return out;
 }
 

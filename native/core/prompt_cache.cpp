@@ -62,5 +62,13 @@ std::optional<size_t> PromptCache::load(llama_context *ctx, const Tokens &prompt
     llama_memory_seq_rm(llama_get_memory(ctx), 0, -1, -1);  // a partial load is no prefix
     return 0;
   }
+  std::lock_guard<std::mutex> lock(mu_);
+  ++loads_;
+  tokens_ += best_n - have;
   return best_n;
+}
+
+PromptCache::Stats PromptCache::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {bytes_, entries_.size(), loads_, tokens_};
 }

@@ -31,6 +31,12 @@ class PromptCache {
 
   static constexpr size_t kMinGain = 32;  // fewer tokens are quicker to prefill than to look for
 
+  struct Stats {
+    size_t bytes, prompts;   // kept now
+    uint64_t loads, tokens;  // since start: prompts loaded, and the tokens they spared a prefill
+  };
+  Stats stats();
+
  private:
   struct Entry {
     Tokens tokens;
@@ -39,4 +45,5 @@ class PromptCache {
   std::mutex mu_;
   std::list<std::shared_ptr<const Entry>> entries_;  // most recently used first; guarded by mu_
   size_t limit_, bytes_ = 0;                         // bytes_ guarded by mu_
+  uint64_t loads_ = 0, tokens_ = 0;                  // guarded by mu_
 };

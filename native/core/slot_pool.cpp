@@ -137,6 +137,7 @@ PoolStats SlotPool::stats() {
   s.queued = static_cast<int32_t>(queue_.size());
   s.running = 0;
   for (auto &slot : slots_) s.running += slot->job_id != 0;
+  if (prompts_) s.prompt_cache = prompts_->stats();
   return s;
 }
 

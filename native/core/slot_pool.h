@@ -31,6 +31,7 @@ struct SlotConfig {
 struct PoolStats {
   int32_t slots, running, queued;
   uint64_t completed, failed, cancelled, rejected;
+  PromptCache::Stats prompt_cache;  // all zero when the cache is off
 };
 
 class SlotPool {

@@ -48,6 +48,10 @@ export interface EngineStats {
   failed: number;
   cancelled: number;
   refused: number; // requests refused with 529
+  promptCacheBytes: number; // the shared prompt cache (EngineOptions.promptCacheMiB) now
+  promptCachePrompts: number;
+  promptCacheLoads: number; // since start
+  promptCacheTokens: number; // prompt tokens not prefilled thanks to those loads
 }
 
 // Sequences per slot: the shared prefix plus one per statement of a full list (32), so a full

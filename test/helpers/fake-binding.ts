@@ -111,6 +111,10 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
           failed: 0,
           cancelled: state.cancelled,
           rejected: 0,
+          promptCacheBytes: 0,
+          promptCachePrompts: 0,
+          promptCacheLoads: 0,
+          promptCacheTokens: 0,
         };
       }
       close(): void {

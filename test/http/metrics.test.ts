@@ -58,6 +58,7 @@ t.test('metrics count what happened', async (t) => {
   t.equal(value(`dm_http_request_duration_seconds_count{${route}}`), 4);
   t.equal(value('dm_slots '), 2);
   t.equal(value('dm_slots_busy '), 0);
+  t.equal(value('dm_prompt_cache_loads_total '), 0);
 });
 
 t.test('request logs: ids, key id and organization; no key, no text', async (t) => {

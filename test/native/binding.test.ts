@@ -34,6 +34,10 @@ const STATS: Record<keyof PoolStats, true> = {
   failed: true,
   cancelled: true,
   rejected: true,
+  promptCacheBytes: true,
+  promptCachePrompts: true,
+  promptCacheLoads: true,
+  promptCacheTokens: true,
 };
 const methods = (cls: { prototype: object }) =>
   Object.getOwnPropertyNames(cls.prototype)

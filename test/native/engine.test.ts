@@ -90,6 +90,10 @@ t.test('a prompt displaced by another is loaded back from host memory, with the 
   const shared = cached.tokenize(instructions).length;
   t.ok(fromMemory!.cachedTokens >= shared, `the instructions (${shared} tokens) were not prefilled again`);
   t.equal(prefilled!.cachedTokens, 0, 'without the cache they are');
+  const stats = cached.stats();
+  t.equal(stats.promptCacheLoads, 1, 'one load, counted');
+  t.equal(stats.promptCacheTokens, fromMemory!.cachedTokens);
+  t.ok(stats.promptCachePrompts >= 1 && stats.promptCacheBytes > 0);
   t.ok(Math.abs(fromMemory!.yes - prefilled!.yes) < 0.02, 'same answer');
 });
 
