@@ -33,28 +33,14 @@ export class Metrics {
 
   constructor(stats?: () => EngineStats) {
     if (!stats) return;
-    const gauge = (name: string, help: string, read: (s: EngineStats) => number) =>
-      new Gauge({
-        name,
-        help,
-        registers: [this.registry],
-        collect() {
-          this.set(read(stats()));
-        },
-      });
-    gauge('dm_slots', 'Inference slots', (s) => s.slots);
-    gauge('dm_slots_busy', 'Slots running a job now', (s) => s.running);
-    gauge('dm_jobs_queued', 'Jobs waiting for a slot', (s) => s.queued);
-    gauge('dm_requests_inflight', 'Requests admitted by the engine and not yet answered', (s) => s.inflight);
-    gauge(
-      'dm_prompt_cache_bytes',
-      'KV of earlier prompts kept in host memory for the slots',
-      (s) => s.promptCacheBytes,
-    );
-    gauge('dm_prompt_cache_prompts', 'Earlier prompts kept in host memory', (s) => s.promptCachePrompts);
-    // Totals the engine keeps: set at scrape time, so Prometheus counters with no increments here.
-    const total = (name: string, help: string, read: (s: EngineStats) => number) =>
-      new Counter({
+    // Read from the engine at scrape time: gauges, and counters whose totals the engine keeps.
+    const scraped = (
+      Metric: typeof Gauge | typeof Counter,
+      name: string,
+      help: string,
+      read: (s: EngineStats) => number,
+    ) =>
+      new Metric({
         name,
         help,
         registers: [this.registry],
@@ -63,8 +49,29 @@ export class Metrics {
           this.inc(read(stats()));
         },
       });
-    total('dm_prompt_cache_loads_total', 'Earlier prompts loaded back into a slot', (s) => s.promptCacheLoads);
-    total('dm_prompt_cache_tokens_total', 'Prompt tokens those loads spared a prefill', (s) => s.promptCacheTokens);
+    scraped(Gauge, 'dm_slots', 'Inference slots', (s) => s.slots);
+    scraped(Gauge, 'dm_slots_busy', 'Slots running a job now', (s) => s.running);
+    scraped(Gauge, 'dm_jobs_queued', 'Jobs waiting for a slot', (s) => s.queued);
+    scraped(Gauge, 'dm_requests_inflight', 'Requests admitted by the engine and not yet answered', (s) => s.inflight);
+    scraped(
+      Gauge,
+      'dm_prompt_cache_bytes',
+      'KV of earlier prompts kept in host memory for the slots',
+      (s) => s.promptCacheBytes,
+    );
+    scraped(Gauge, 'dm_prompt_cache_prompts', 'Earlier prompts kept in host memory', (s) => s.promptCachePrompts);
+    scraped(
+      Counter,
+      'dm_prompt_cache_loads_total',
+      'Earlier prompts loaded back into a slot',
+      (s) => s.promptCacheLoads,
+    );
+    scraped(
+      Counter,
+      'dm_prompt_cache_tokens_total',
+      'Prompt tokens those loads spared a prefill',
+      (s) => s.promptCacheTokens,
+    );
   }
 
   /** One response. */

@@ -14,8 +14,7 @@ Decoder::Decoder(llama_context *ctx, int32_t n_outputs, PromptCache *prompts)
       n_outputs_(n_outputs) {}
 
 std::vector<Decoder::Item> Decoder::begin(const Tokens &prefix) {
-  size_t common = 0;
-  while (common < cached_.size() && common < prefix.size() && cached_[common] == prefix[common]) ++common;
+  size_t common = common_prefix(cached_, prefix);
   for (llama_seq_id s = 1; s < n_seq_; ++s) llama_memory_seq_rm(mem_, s, -1, -1);
   if (prompts_ != nullptr) {
     // Kept when the new prompt is another kind (other instructions), not the same kind on a new

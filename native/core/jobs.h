@@ -4,6 +4,7 @@
 // is one whose absence switches a feature off, never a tuning default.
 #pragma once
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -12,6 +13,13 @@
 #include "llama.h"
 
 using Tokens = std::vector<llama_token>;
+
+// How many leading tokens a and b share.
+inline size_t common_prefix(const Tokens &a, const Tokens &b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
 
 // Score every option after every branch of one shared prefix:
 //   logprob[b][o] = log P(options[o] | prefix + branches[b]), summed over the option's tokens.

@@ -1,15 +1,5 @@
 #include "prompt_cache.h"
 
-namespace {
-
-size_t common_prefix(const Tokens &a, const Tokens &b) {
-  size_t n = 0;
-  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
-  return n;
-}
-
-}  // namespace
-
 void PromptCache::save(llama_context *ctx, const Tokens &tokens) {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -99,8 +99,7 @@ void SlotPool::submit(uint64_t id, Job &&job) {
     for (int32_t i = 0; i < static_cast<int32_t>(slots_.size()); ++i) {
       const Slot &s = *slots_[i];
       if (s.job_id != 0 || s.reserved != 0) continue;
-      size_t n = 0;
-      while (n < s.cached.size() && n < prefix.size() && s.cached[n] == prefix[n]) ++n;
+      const size_t n = common_prefix(s.cached, prefix);
       if (best < 0 || n > best_len) best = i, best_len = n;
     }
     if (best >= 0) ++slots_[best]->reserved;

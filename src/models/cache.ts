@@ -106,7 +106,7 @@ async function hashFile(file: string, progress: Progress): Promise<string> {
   return hash.digest('hex');
 }
 
-/** Temporaries are named `<file>.<pid>.part` / `<file>.<pid>.wheels`; drop those of dead processes. */
+/** Temporaries are named `<file>.<pid>.part`, `.wheels` or `.quant`; drop those of dead processes. */
 export async function removeStaleTemporaries(dir: string, file: string): Promise<void> {
   const re = new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\d+)\\.(part|wheels|quant)$`);
   for (const name of await readdir(dir)) {
