@@ -7,6 +7,11 @@
 
 namespace {
 
+// Tokens one copying decode may feed. On a CPU a decode of 16 tokens costs about twice one of a
+// single token (llama-bench on 2 EPYC cores: pp1 30 ms, pp4 63 ms, pp16 128 ms), so a batch filled
+// with drafted tokens the model accepts takes several steps for the price of two.
+constexpr size_t kDraftBatch = 16;
+
 float log_add(float a, float b) {
   const float m = std::max(a, b);
   return m == -INFINITY ? m : m + std::log(std::exp(a - m) + std::exp(b - m));
@@ -208,6 +213,28 @@ class Copier {
     w.next = best;
   }
 
+  // The source tokens walk w would copy next if it goes on copying: the tokens every place its
+  // span may be at continues with alike, at most n and not past the span's length limit. Fed
+  // after w.next in the same decode, each is checked against what the model then chooses.
+  std::vector<llama_token> draft(const Walk &w, size_t n) const {
+    std::vector<llama_token> out;
+    if (w.done || w.span_len == 0) return out;
+    std::vector<int32_t> at;
+    for (auto [start, p] : w.active) at.push_back(p);
+    const size_t room = static_cast<size_t>(std::max(0, job_.tokens_of(w.branch) - w.span_len));
+    while (out.size() < std::min(n, room)) {
+      llama_token t = -1;
+      for (int32_t &p : at) {
+        const int32_t q = places_[p].next;
+        if (q < 0 || (t >= 0 && places_[q].token != t)) return out;
+        t = places_[q].token;
+        p = q;
+      }
+      out.push_back(t);
+    }
+    return out;
+  }
+
  private:
   // Whether the model wrote t between two spans of a list.
   bool separates(llama_token t) const { return t == job_.separator || (t >= 0 && t == job_.inline_separator); }
@@ -282,14 +309,46 @@ SpanResult copy_spans(Decoder &d, const SpanJob &job) {
                [&](int32_t b, const float *logits) { copier.step(walks[b - g0], logits, forks); });
     adopt_forks();
 
-    // One token per unfinished walk per llama_decode, until every answer has stopped.
+    // Each llama_decode feeds every unfinished walk its next token and then, within kDraftBatch
+    // tokens in all, the source tokens it would copy after that (Copier::draft). A drafted token
+    // the model then chooses is kept and its logits read; the first one it does not choose, and
+    // what follows, is taken back out of the cache. The answers are the same as one token per step.
     const int32_t max_steps = static_cast<int32_t>(longest_answer) + 1;
     for (int32_t steps = 0; steps < max_steps; ++steps) {
+      size_t live = 0;
+      for (const Walk &w : walks) live += !w.done;
+      if (live == 0) break;
+      const size_t per_walk = kDraftBatch / live > 1 ? kDraftBatch / live - 1 : 0;
       std::vector<Decoder::Item> items;
-      for (size_t k = 0; k < walks.size(); ++k)
-        if (!walks[k].done) items.push_back({walks[k].next, walks[k].pos++, walks[k].seq, static_cast<int32_t>(k)});
-      if (items.empty()) break;
-      d.decode(items, 0, [&](int32_t k, const float *logits) { copier.step(walks[k], logits, forks); });
+      std::vector<std::pair<size_t, size_t>> rows;  // item -> (walk, how far into its feed)
+      std::vector<std::vector<llama_token>> feeds(walks.size());
+      std::vector<llama_pos> fed_at(walks.size());
+      for (size_t k = 0; k < walks.size(); ++k) {
+        if (walks[k].done) continue;
+        feeds[k] = copier.draft(walks[k], per_walk);
+        feeds[k].insert(feeds[k].begin(), walks[k].next);
+        fed_at[k] = walks[k].pos;
+        for (size_t j = 0; j < feeds[k].size(); ++j) {
+          items.push_back(
+              {feeds[k][j], fed_at[k] + static_cast<llama_pos>(j), walks[k].seq, static_cast<int32_t>(rows.size())});
+          rows.emplace_back(k, j);
+        }
+      }
+      std::vector<size_t> stepped(walks.size(), 0);
+      d.decode(items, 0, [&](int32_t row, const float *logits) {
+        const auto [k, j] = rows[static_cast<size_t>(row)];
+        Walk &w = walks[k];
+        // Row j holds the model's view after feeds[k][j]: valid while every earlier row was
+        // read and chose the token fed after it.
+        if (stepped[k] != j || (j > 0 && (w.done || w.next != feeds[k][j]))) return;
+        copier.step(w, logits, forks);
+        ++stepped[k];
+      });
+      for (size_t k = 0; k < walks.size(); ++k) {
+        if (feeds[k].empty()) continue;
+        walks[k].pos = fed_at[k] + static_cast<llama_pos>(stepped[k]);
+        if (stepped[k] < feeds[k].size()) llama_memory_seq_rm(d.memory(), walks[k].seq, walks[k].pos, -1);
+      }
       adopt_forks();
     }
     // A branch answers with the walk whose first span is likelier (see likelier).
