@@ -48,6 +48,7 @@ struct Walk {
   float span_lp = 0;
   float first_lp = 0;
   llama_token next = -1;  // the token to feed on the next step
+  size_t drafts = 1;      // source tokens to draft after next: doubled while all are taken (Copier::draft)
   bool first = true;
   bool done = false;
 };
@@ -318,14 +319,14 @@ SpanResult copy_spans(Decoder &d, const SpanJob &job) {
       size_t live = 0;
       for (const Walk &w : walks) live += !w.done;
       if (live == 0) break;
-      const size_t per_walk = kDraftBatch / live > 1 ? kDraftBatch / live - 1 : 0;
+      const size_t share = kDraftBatch / live > 1 ? kDraftBatch / live - 1 : 0;
       std::vector<Decoder::Item> items;
       std::vector<std::pair<size_t, size_t>> rows;  // item -> (walk, how far into its feed)
       std::vector<std::vector<llama_token>> feeds(walks.size());
       std::vector<llama_pos> fed_at(walks.size());
       for (size_t k = 0; k < walks.size(); ++k) {
         if (walks[k].done) continue;
-        feeds[k] = copier.draft(walks[k], per_walk);
+        feeds[k] = copier.draft(walks[k], std::min(share, walks[k].drafts));
         feeds[k].insert(feeds[k].begin(), walks[k].next);
         fed_at[k] = walks[k].pos;
         for (size_t j = 0; j < feeds[k].size(); ++j) {
@@ -346,8 +347,13 @@ SpanResult copy_spans(Decoder &d, const SpanJob &job) {
       });
       for (size_t k = 0; k < walks.size(); ++k) {
         if (feeds[k].empty()) continue;
-        walks[k].pos = fed_at[k] + static_cast<llama_pos>(stepped[k]);
-        if (stepped[k] < feeds[k].size()) llama_memory_seq_rm(d.memory(), walks[k].seq, walks[k].pos, -1);
+        Walk &w = walks[k];
+        w.pos = fed_at[k] + static_cast<llama_pos>(stepped[k]);
+        const bool taken = stepped[k] == feeds[k].size();
+        if (!taken) llama_memory_seq_rm(d.memory(), w.seq, w.pos, -1);
+        // A copy that took every drafted token is a long value: draft more. One that did not
+        // (a short name ends) drafts one again: tokens taken back cost a decode its time.
+        w.drafts = taken && feeds[k].size() > 1 ? std::min<size_t>(2 * w.drafts, kDraftBatch) : 1;
       }
       adopt_forks();
     }
