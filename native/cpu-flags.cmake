@@ -1,7 +1,7 @@
 # ggml's instruction sets, read from this machine's /proc/cpuinfo (GGML_NATIVE off). Included by
 # CMakeLists.txt for the addon and given with `cmake -C` to the llama-server build of bench/peer.ts,
-# so both run the same kernels. AMX only with -DDM_AMX=ON on a machine that has it, unverified:
-# see docs/performance.md.
+# so both run the same kernels. Intel AMX where the machine has it, unless -DDM_AMX=OFF: checked
+# against the AVX-512 path in docs/performance.md.
 set(GGML_NATIVE OFF CACHE BOOL "" FORCE)
 if(EXISTS /proc/cpuinfo)
   file(STRINGS /proc/cpuinfo CPU_FLAGS REGEX "^flags" LIMIT_COUNT 1)
@@ -21,10 +21,19 @@ if(CPU_FLAGS)
     endif()
   endforeach()
 endif()
+if(NOT DEFINED DM_AMX)
+  set(DM_AMX ON)
+endif()
 if(DM_AMX AND "amx_tile" IN_LIST CPU_FLAGS AND "amx_int8" IN_LIST CPU_FLAGS AND "avx512_vnni" IN_LIST CPU_FLAGS)
-  set(GGML_AMX_TILE ON CACHE BOOL "")
-  set(GGML_AMX_INT8 ON CACHE BOOL "")
+  set(GGML_AMX_TILE ON CACHE BOOL "" FORCE)
+  set(GGML_AMX_INT8 ON CACHE BOOL "" FORCE)
+  # GCC drops the tile configuration's stores without this (native/amx-tilecfg.h). It only
+  # redefines _tile_loadconfig, so every C++ file may see it; the other flags are kept.
+  set(tilecfg "-include ${CMAKE_CURRENT_LIST_DIR}/amx-tilecfg.h")
+  if(NOT "${CMAKE_CXX_FLAGS}" MATCHES "amx-tilecfg")
+    set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${tilecfg}" CACHE STRING "" FORCE)
+  endif()
 else()
-  set(GGML_AMX_TILE OFF CACHE BOOL "")
-  set(GGML_AMX_INT8 OFF CACHE BOOL "")
+  set(GGML_AMX_TILE OFF CACHE BOOL "" FORCE)
+  set(GGML_AMX_INT8 OFF CACHE BOOL "" FORCE)
 endif()
