@@ -29,9 +29,8 @@ if(DM_AMX AND "amx_tile" IN_LIST CPU_FLAGS AND "amx_int8" IN_LIST CPU_FLAGS AND 
   set(GGML_AMX_INT8 ON CACHE BOOL "" FORCE)
   # GCC drops the tile configuration's stores without this (native/amx-tilecfg.h). It only
   # redefines _tile_loadconfig, so every C++ file may see it; the other flags are kept.
-  set(tilecfg "-include ${CMAKE_CURRENT_LIST_DIR}/amx-tilecfg.h")
   if(NOT "${CMAKE_CXX_FLAGS}" MATCHES "amx-tilecfg")
-    set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} ${tilecfg}" CACHE STRING "" FORCE)
+    set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -include ${CMAKE_CURRENT_LIST_DIR}/amx-tilecfg.h" CACHE STRING "" FORCE)
   endif()
 else()
   set(GGML_AMX_TILE OFF CACHE BOOL "" FORCE)
