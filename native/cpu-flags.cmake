@@ -24,15 +24,17 @@ endif()
 if(NOT DEFINED DM_AMX)
   set(DM_AMX ON)
 endif()
+# The forced include is dropped first and added back only with AMX: a build folder configured by
+# another checkout (the peer's, shared in the cache) or before AMX was turned off keeps no stale one.
+string(REGEX REPLACE " *-include [^ ]*amx-tilecfg\\.h" "" DM_CXX_FLAGS "${CMAKE_CXX_FLAGS}")
 if(DM_AMX AND "amx_tile" IN_LIST CPU_FLAGS AND "amx_int8" IN_LIST CPU_FLAGS AND "avx512_vnni" IN_LIST CPU_FLAGS)
   set(GGML_AMX_TILE ON CACHE BOOL "" FORCE)
   set(GGML_AMX_INT8 ON CACHE BOOL "" FORCE)
   # GCC drops the tile configuration's stores without this (native/amx-tilecfg.h). It only
   # redefines _tile_loadconfig, so every C++ file may see it; the other flags are kept.
-  if(NOT "${CMAKE_CXX_FLAGS}" MATCHES "amx-tilecfg")
-    set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -include ${CMAKE_CURRENT_LIST_DIR}/amx-tilecfg.h" CACHE STRING "" FORCE)
-  endif()
+  string(APPEND DM_CXX_FLAGS " -include ${CMAKE_CURRENT_LIST_DIR}/amx-tilecfg.h")
 else()
   set(GGML_AMX_TILE OFF CACHE BOOL "" FORCE)
   set(GGML_AMX_INT8 OFF CACHE BOOL "" FORCE)
 endif()
+set(CMAKE_CXX_FLAGS "${DM_CXX_FLAGS}" CACHE STRING "" FORCE)

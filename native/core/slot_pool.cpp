@@ -6,6 +6,7 @@
 
 #include "audio_decode.h"
 #include "cancelled.h"
+#include "openmp_team.h"
 #include "scoring.h"
 #include "span_kernel.h"
 #include "thread_priority.h"
@@ -205,6 +206,7 @@ void SlotPool::work(Slot &slot, int32_t index) {
       out.message = e.what();
     }
     slot.abort_now = nullptr;
+    release_openmp_team();
     {
       std::lock_guard<std::mutex> lock(mu_);
       slot.job_id = 0;

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "openmp_team.h"
 #include "thread_priority.h"
 
 class TaskThread {
@@ -59,6 +60,7 @@ class TaskThread {
         queue_.pop_front();
       }
       task(true);
+      release_openmp_team();
     }
   }
 
