@@ -1,10 +1,11 @@
 // Accuracy and calibration on labelled decisions, per set: any JSONL whose lines carry `id`, `cap`,
 // `req` (the request body) and `expect` (the gold), with optional `set` (else the file's name) and
 // `answer_any` (every accepted answer span). Prints a table, writes JSON (every decision's
-// probabilities, for bench/calibrate.ts) and optionally a reliability diagram (SVG).
+// probabilities, for bench/calibrate.ts) and optionally a reliability diagram (SVG). --after runs
+// another capability on each item's text first, so the item is decided as a pipeline's second step.
 //
 //   node dist/bench/eval.js [--file F]... [--set a,b] [--cap yes-no,classify,...] [--half fit|report]
-//       [--limit N] [--permute K] [--raw] [--out FILE] [--svg FILE] [--model ID | --model-path FILE]
+//       [--limit N] [--permute K] [--after] [--raw] [--out FILE] [--svg FILE] [--model ID | --model-path FILE]
 //
 // Default files: ../shared/eval/{dev-decisions,pool-dev,external/dev}.jsonl and bench/eval/extra-decisions.jsonl.
 // --half keeps the items whose id hashes into that half (fit: even, report: odd), so calibration is
@@ -50,6 +51,7 @@ const { values } = parseArgs({
     half: { type: 'string' },
     limit: { type: 'string' },
     permute: { type: 'string', default: '0' },
+    after: { type: 'boolean', default: false },
     raw: { type: 'boolean', default: false },
     out: { type: 'string', default: `${root}bench/results/eval.json` },
     svg: { type: 'string' },
@@ -153,6 +155,12 @@ async function flips(dm: DecisionMachine, c: Case, first: any, k: number): Promi
   return changed;
 }
 
+/** --after: another capability decides about the same text first, as in a pipeline (its answer is not judged). */
+async function decideBefore(dm: DecisionMachine, cap: string, text: string): Promise<void> {
+  if (cap === 'yes-no') await dm.classify({ text, labels: ['request', 'report', 'other'] } as any);
+  else await dm.yesNo({ text, statement: 'The text asks for something.' } as any);
+}
+
 const p50 = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]! : 0);
 
 if (values.raw) Object.assign(calibration, IDENTITY);
@@ -216,6 +224,7 @@ for (const cap of caps) {
       items: [],
     };
     bySet.set(c.set!, row);
+    if (values.after && typeof c.req.text === 'string') await decideBefore(dm, c.cap, c.req.text);
     const started = performance.now();
     const out = await judge.call(dm, c.req);
     const ms = performance.now() - started;

@@ -37,6 +37,7 @@ export interface LoadOptions {
   batchSize: number; // tokens per llama_decode
   sequences: number; // branches decoded side by side per slot (>= 3)
   promptCacheMiB: number; // host memory for the KV of prompts the slots moved away from; 0: none
+  borrowTexts: boolean; // a text read under other instructions is borrowed from that prompt's KV
 }
 
 export interface WhisperOptions {
@@ -197,6 +198,8 @@ export interface PoolStats {
   promptCachePrompts: number; // prompts kept there now
   promptCacheLoads: number; // prompts loaded back from it since start
   promptCacheTokens: number; // prompt tokens those loads spared a prefill
+  promptCacheBorrows: number; // prompts whose text came from another prompt's KV since start
+  promptCacheBorrowedTokens: number; // the tokens of those texts
 }
 
 export interface ChatMessage {

@@ -32,6 +32,9 @@ export const ConfigSchema = Type.Object({
   contextSize: Int(512, 131072, 'KV cache tokens per slot'),
   batchSize: Int(32, 8192, 'tokens per decode call'),
   promptCacheMiB: Int(0, 1 << 20, 'host memory, MiB, for the KV of prompts the slots moved away from; 0: none'),
+  textReuse: Switch(
+    "on: a text another capability's prompt already read is taken from the prompt cache, not prefilled again",
+  ),
   maxBodyBytes: Int(1024, 1 << 30, 'largest accepted request body, bytes'),
   overloadDelayMs: Int(
     0,
@@ -95,6 +98,9 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   // About 9,000 tokens of the default model's KV (28 KB a token): the instructions of every
   // capability and label set a pipeline switches between, with the texts they were last asked about.
   promptCacheMiB: 256,
+  // A second decision about a text at a third of the first's cost, decisions within a point of a
+  // fresh prefill on the development sets (docs/performance.md, "A second decision").
+  textReuse: 'on',
   maxBodyBytes: 4 * 1024 * 1024, // 32 texts x 20,000 characters, with JSON escaping
   overloadDelayMs: 100, // measured with bench/retry-storm.ts (docs/operations.md)
   logLevel: 'info',
@@ -132,6 +138,7 @@ export const ENV = Object.freeze({
   DM_CONTEXT: 'contextSize',
   DM_BATCH: 'batchSize',
   DM_PROMPT_CACHE_MIB: 'promptCacheMiB',
+  DM_TEXT_REUSE: 'textReuse',
   DM_MAX_BODY_BYTES: 'maxBodyBytes',
   DM_OVERLOAD_DELAY_MS: 'overloadDelayMs',
   DM_LOG_LEVEL: 'logLevel',

@@ -72,6 +72,18 @@ export class Metrics {
       'Prompt tokens those loads spared a prefill',
       (s) => s.promptCacheTokens,
     );
+    scraped(
+      Counter,
+      'dm_prompt_cache_borrows_total',
+      "Prompts that took their text's KV from another capability's prompt",
+      (s) => s.promptCacheBorrows,
+    );
+    scraped(
+      Counter,
+      'dm_prompt_cache_borrowed_tokens_total',
+      'Text tokens those prompts did not prefill',
+      (s) => s.promptCacheBorrowedTokens,
+    );
   }
 
   /** One response. */

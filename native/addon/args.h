@@ -38,6 +38,12 @@ inline double Number(Napi::Env env, const Napi::Object &o, const char *where, co
   return v.As<Napi::Number>().DoubleValue();
 }
 
+inline bool Bool(Napi::Env env, const Napi::Object &o, const char *where, const char *key) {
+  Napi::Value v = o.Get(key);
+  Check(env, v.IsBoolean(), std::string(where) + "." + key + " must be a boolean");
+  return v.As<Napi::Boolean>().Value();
+}
+
 // An integer in [min, max].
 inline int32_t Int(Napi::Env env, const Napi::Object &o, const char *where, const char *key, int32_t min,
                    int32_t max = INT32_MAX) {

@@ -130,7 +130,8 @@ void Engine::Shutdown() {
   model_ = nullptr;
 }
 
-// load({ modelPath, slots, contextSize, batchSize, sequences, threads, promptCacheMiB }) -> Promise<void>
+// load({ modelPath, slots, contextSize, batchSize, sequences, threads, promptCacheMiB, borrowTexts })
+//   -> Promise<void>
 // The model is read and the slot contexts created on the loader thread.
 Napi::Value Engine::Load(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -138,9 +139,12 @@ Napi::Value Engine::Load(const Napi::CallbackInfo &info) {
   args::Check(env, !load_called_, "engine is already loaded");
   std::string path = args::String(env, o, "options", "modelPath");
   const int32_t slots = args::Int(env, o, "options", "slots", 1);
-  const SlotConfig cfg{args::Int(env, o, "options", "contextSize", 64), args::Int(env, o, "options", "batchSize", 1),
-                       args::Int(env, o, "options", "sequences", 3), args::Int(env, o, "options", "threads", 1),
-                       static_cast<size_t>(args::Int(env, o, "options", "promptCacheMiB", 0)) << 20};
+  const SlotConfig cfg{args::Int(env, o, "options", "contextSize", 64),
+                       args::Int(env, o, "options", "batchSize", 1),
+                       args::Int(env, o, "options", "sequences", 3),
+                       args::Int(env, o, "options", "threads", 1),
+                       static_cast<size_t>(args::Int(env, o, "options", "promptCacheMiB", 0)) << 20,
+                       args::Bool(env, o, "options", "borrowTexts")};
   load_called_ = true;
   Completions<Engine>::Ticket t = completions_.add(env);
   loader_.post([this, id = t.id, path, slots, cfg](bool run) {
@@ -485,6 +489,8 @@ Napi::Value Engine::Stats(const Napi::CallbackInfo &info) {
   out.Set("promptCachePrompts", static_cast<double>(s.prompt_cache.prompts));
   out.Set("promptCacheLoads", static_cast<double>(s.prompt_cache.loads));
   out.Set("promptCacheTokens", static_cast<double>(s.prompt_cache.tokens));
+  out.Set("promptCacheBorrows", static_cast<double>(s.prompt_cache.borrows));
+  out.Set("promptCacheBorrowedTokens", static_cast<double>(s.prompt_cache.borrowed));
   return out;
 }
 

@@ -30,8 +30,11 @@ std::vector<Decoder::Item> Decoder::begin(const Tokens &prefix) {
     common = 0;
   }
   cached_.resize(common);
+  borrowed_ = 0;
+  if (prompts_ != nullptr) borrowed_ = prompts_->borrow(ctx_, prefix, common, 1);
   std::vector<Item> items;
-  for (size_t i = common; i < prefix.size(); ++i) items.push_back({prefix[i], static_cast<llama_pos>(i), kShared, -1});
+  for (size_t i = common + borrowed_; i < prefix.size(); ++i)
+    items.push_back({prefix[i], static_cast<llama_pos>(i), kShared, -1});
   return items;
 }
 

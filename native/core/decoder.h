@@ -25,11 +25,16 @@ class Decoder {
 
   // Starts a job: keeps the longest cached part of `prefix` in sequence 0 (or loads a longer one
   // from `prompts`, first keeping there what sequence 0 held if `prefix` shares less than half of
-  // it), frees every other sequence, and returns the items that decode the rest of the prefix
-  // (tagged kShared).
+  // it), then borrows what follows from a kept prompt that ends the same way (the same text after
+  // other instructions), frees every other sequence, and returns the items that decode the rest
+  // of the prefix (tagged kShared).
   std::vector<Item> begin(const Tokens &prefix);
   // The job succeeded: sequence 0 now holds `prefix` for the next job to reuse.
-  void finish(const Tokens &prefix) { cached_ = prefix; }
+  // When the prompt cache lends texts, the prompt is kept there too, for another slot to borrow.
+  void finish(const Tokens &prefix) {
+    cached_ = prefix;
+    if (prompts_ != nullptr && prompts_->borrows_texts()) prompts_->save(ctx_, prefix);
+  }
   // The job failed or was aborted mid-way: forget everything.
   void reset();
 
@@ -50,7 +55,7 @@ class Decoder {
   // log(sum(exp(logits))) over the vocabulary.
   float log_normalizer(const float *logits) const;
 
-  int32_t cached() const { return static_cast<int32_t>(cached_.size()); }
+  int32_t cached() const { return static_cast<int32_t>(cached_.size() + borrowed_); }  // this job's, not prefilled
   const Tokens &cached_tokens() const { return cached_; }
   int32_t n_seq() const { return n_seq_; }
   int32_t n_ctx() const { return n_ctx_; }
@@ -63,7 +68,8 @@ class Decoder {
   PromptCache *prompts_;
   llama_memory_t mem_;
   int32_t n_vocab_, n_batch_, n_seq_, n_ctx_, n_outputs_;
-  Tokens cached_;  // the tokens held by sequence 0 after the last successful job
+  Tokens cached_;        // the tokens held by sequence 0 after the last successful job
+  size_t borrowed_ = 0;  // this job's prefix tokens whose KV came from another prompt
 };
 
 template <class OnLogits>

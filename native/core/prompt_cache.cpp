@@ -1,5 +1,7 @@
 #include "prompt_cache.h"
 
+#include <algorithm>
+
 void PromptCache::save(llama_context *ctx, const Tokens &tokens) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -58,7 +60,44 @@ std::optional<size_t> PromptCache::load(llama_context *ctx, const Tokens &prompt
   return best_n;
 }
 
+// How many trailing tokens a and b share, at most `limit`.
+static size_t common_suffix(const Tokens &a, const Tokens &b, size_t limit) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && n < limit && a[a.size() - 1 - n] == b[b.size() - 1 - n]) ++n;
+  return n;
+}
+
+size_t PromptCache::borrow(llama_context *ctx, const Tokens &prompt, size_t have, llama_seq_id seq) {
+  const size_t need = prompt.size() - std::min(have, prompt.size());
+  if (!borrow_texts_ || need <= kMinGain) return 0;
+  std::shared_ptr<const Entry> best;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto &e : entries_)
+      if (e->tokens.size() > need && common_suffix(e->tokens, prompt, need) == need) {
+        best = e;
+        break;
+      }
+    if (!best) return 0;
+  }
+  llama_memory_t mem = llama_get_memory(ctx);
+  if (llama_state_seq_set_data(ctx, best->state.data(), best->state.size(), seq) != best->state.size()) {
+    llama_memory_seq_rm(mem, seq, -1, -1);
+    return 0;
+  }
+  const llama_pos from = static_cast<llama_pos>(best->tokens.size() - need);
+  const llama_pos to = static_cast<llama_pos>(have);
+  llama_memory_seq_rm(mem, seq, 0, from);
+  llama_memory_seq_add(mem, seq, from, -1, to - from);
+  llama_memory_seq_cp(mem, seq, 0, -1, -1);
+  llama_memory_seq_rm(mem, seq, -1, -1);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++borrows_;
+  borrowed_ += need;
+  return need;
+}
+
 PromptCache::Stats PromptCache::stats() {
   std::lock_guard<std::mutex> lock(mu_);
-  return {bytes_, entries_.size(), loads_, tokens_};
+  return {bytes_, entries_.size(), loads_, tokens_, borrows_, borrowed_};
 }

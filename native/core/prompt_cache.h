@@ -16,8 +16,10 @@
 
 class PromptCache {
  public:
-  // Keeps at most `limit_bytes` of KV state; the least recently used prompts go first.
-  explicit PromptCache(size_t limit_bytes) : limit_(limit_bytes) {}
+  // Keeps at most `limit_bytes` of KV state; the least recently used prompts go first. With
+  // `borrow_texts`, decoders keep every prompt they finish and borrow() lends texts.
+  PromptCache(size_t limit_bytes, bool borrow_texts) : limit_(limit_bytes), borrow_texts_(borrow_texts) {}
+  bool borrows_texts() const { return borrow_texts_; }
 
   // Keeps sequence 0 of `ctx`, which holds `tokens`. Nothing is copied when a kept prompt already
   // begins with `tokens`; kept prompts that `tokens` begins with are dropped.
@@ -29,11 +31,20 @@ class PromptCache {
   // when nothing was loaded.
   std::optional<size_t> load(llama_context *ctx, const Tokens &prompt, size_t have);
 
+  // When a kept prompt ends with every token of `prompt` past its first `have` (the same text
+  // after other instructions), more than kMinGain of them, loads it into the empty sequence `seq`,
+  // keeps only those tokens, moved to the positions they have in `prompt`, and hands them to
+  // sequence 0, which must hold `prompt`'s first `have`. Returns how many tokens were borrowed
+  // (0: none). Their KV was computed after the other prompt's instructions, so it approximates a
+  // prefill (docs/performance.md, "A second decision", measures how well).
+  size_t borrow(llama_context *ctx, const Tokens &prompt, size_t have, llama_seq_id seq);
+
   static constexpr size_t kMinGain = 32;  // fewer tokens are quicker to prefill than to look for
 
   struct Stats {
-    size_t bytes, prompts;   // kept now
-    uint64_t loads, tokens;  // since start: prompts loaded, and the tokens they spared a prefill
+    size_t bytes, prompts;       // kept now
+    uint64_t loads, tokens;      // since start: prompts loaded, and the tokens they spared a prefill
+    uint64_t borrows, borrowed;  // since start: texts borrowed from another prompt, and their tokens
   };
   Stats stats();
 
@@ -45,5 +56,7 @@ class PromptCache {
   std::mutex mu_;
   std::list<std::shared_ptr<const Entry>> entries_;  // most recently used first; guarded by mu_
   size_t limit_, bytes_ = 0;                         // bytes_ guarded by mu_
-  uint64_t loads_ = 0, tokens_ = 0;                  // guarded by mu_
+  const bool borrow_texts_;
+  uint64_t loads_ = 0, tokens_ = 0;      // guarded by mu_
+  uint64_t borrows_ = 0, borrowed_ = 0;  // guarded by mu_
 };

@@ -28,7 +28,8 @@ struct SlotPool::Slot {
 SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, Done done)
     : done_(std::move(done)),
       n_threads_(cfg.n_threads),
-      prompts_(cfg.prompt_cache_bytes > 0 ? std::make_unique<PromptCache>(cfg.prompt_cache_bytes) : nullptr) {
+      prompts_(cfg.prompt_cache_bytes > 0 ? std::make_unique<PromptCache>(cfg.prompt_cache_bytes, cfg.borrow_texts)
+                                          : nullptr) {
   for (int32_t i = 0; i < n_slots; ++i) {
     auto slot = std::make_unique<Slot>();
     llama_context_params p = llama_context_default_params();

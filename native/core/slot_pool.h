@@ -26,6 +26,7 @@ struct SlotConfig {
   int32_t n_seq;              // sequences per slot (branches decoded side by side)
   int32_t n_threads;          // CPU threads per slot
   size_t prompt_cache_bytes;  // host memory for the prompts the slots moved away from; 0: none
+  bool borrow_texts;          // texts read under other instructions are borrowed (PromptCache::borrow)
 };
 
 struct PoolStats {

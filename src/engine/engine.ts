@@ -32,6 +32,12 @@ export interface EngineOptions {
    * asked again after others skips its instructions' prefill; 0: none.
    */
   promptCacheMiB: number;
+  /**
+   * 'on': a text that a prompt kept in that memory already read under another capability's
+   * instructions is taken from its KV, moved into place, instead of prefilled again. An
+   * approximation (docs/performance.md). Needs promptCacheMiB > 0; default 'off'.
+   */
+  textReuse?: 'on' | 'off';
   /** A sentence encoder GGUF; without one, long texts are read whole (see src/decisions/windows.ts). */
   encoderPath?: string;
   /** llama.cpp's and whisper.cpp's own log threshold (JSON lines on stderr); errors only when unset. */
@@ -52,6 +58,8 @@ export interface EngineStats {
   promptCachePrompts: number;
   promptCacheLoads: number; // since start
   promptCacheTokens: number; // prompt tokens not prefilled thanks to those loads
+  promptCacheBorrows: number; // prompts that took their text's KV from another capability's prompt
+  promptCacheBorrowedTokens: number;
 }
 
 // Sequences per slot: the shared prefix plus one per statement of a full list (32), so a full
@@ -115,9 +123,18 @@ export class Engine {
   static async open(options: EngineOptions, binding: NativeBinding = loadBinding(options.nativeLog)): Promise<Engine> {
     const native = new binding.Engine();
     const encoder = options.encoderPath === undefined ? undefined : new binding.Encoder();
-    const { modelPath, slots, threads, contextSize, batchSize, promptCacheMiB } = options;
+    const { modelPath, slots, threads, contextSize, batchSize, promptCacheMiB, textReuse } = options;
     const [, shape] = await Promise.all([
-      native.load({ modelPath, slots, threads, contextSize, batchSize, sequences: SEQUENCES, promptCacheMiB }),
+      native.load({
+        modelPath,
+        slots,
+        threads,
+        contextSize,
+        batchSize,
+        sequences: SEQUENCES,
+        promptCacheMiB,
+        borrowTexts: textReuse === 'on',
+      }),
       encoder?.load({ modelPath: options.encoderPath!, threads, ...ENCODER }),
     ]);
     return new Engine(native, options, binding, encoder && { native: encoder, dimensions: shape!.dimensions });

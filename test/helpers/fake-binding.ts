@@ -115,6 +115,8 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
           promptCachePrompts: 0,
           promptCacheLoads: 0,
           promptCacheTokens: 0,
+          promptCacheBorrows: 0,
+          promptCacheBorrowedTokens: 0,
         };
       }
       close(): void {

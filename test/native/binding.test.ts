@@ -38,6 +38,8 @@ const STATS: Record<keyof PoolStats, true> = {
   promptCachePrompts: true,
   promptCacheLoads: true,
   promptCacheTokens: true,
+  promptCacheBorrows: true,
+  promptCacheBorrowedTokens: true,
 };
 const methods = (cls: { prototype: object }) =>
   Object.getOwnPropertyNames(cls.prototype)
@@ -83,6 +85,7 @@ t.test('a setting left out or out of range is a TypeError naming it: the addon h
     batchSize: 64,
     sequences: 4,
     promptCacheMiB: 0,
+    borrowTexts: false,
   };
   const { contextSize: _, ...withoutContext } = options;
   t.throws(() => engine.load(withoutContext as typeof options), {

@@ -1,6 +1,7 @@
 // The native addon on the real default model: scoring, shared prefill, cancellation, slots.
 import t from 'tap';
 import { Engine } from '../../src/engine/engine.js';
+import { Classify } from '../../src/decisions/classify.js';
 import { YesNo } from '../../src/decisions/yes-no.js';
 import { loadBinding } from '../../src/binding.js';
 import { CancelledError } from '../../src/errors.js';
@@ -97,6 +98,43 @@ t.test('a prompt displaced by another is loaded back from host memory, with the 
   t.ok(Math.abs(fromMemory!.yes - prefilled!.yes) < 0.02, 'same answer');
 });
 
+t.test('a text classified first is borrowed by a yes-no, not prefilled, with the same answer', async (t) => {
+  // Two slots: the yes-no may run on either, and still finds the text the classify read.
+  const open = (textReuse: 'on' | 'off') =>
+    Engine.open({
+      modelPath,
+      slots: 2,
+      threads: 1,
+      queue: 0,
+      contextSize: 2048,
+      batchSize: 256,
+      promptCacheMiB: 64,
+      textReuse,
+    });
+  const long = `${text} ${'Its lift carries visitors to three platforms, the highest 276 metres above the ground. '.repeat(2)}`;
+  const answers = [];
+  for (const textReuse of ['on', 'off'] as const) {
+    const e = await open(textReuse);
+    t.teardown(() => e.close());
+    const [classify, yesNo] = [new Classify(e), new YesNo(e)];
+    const ask = (body: string) => yesNo.run({ text: body, statement: 'The highest platform is 276 metres up.' });
+    await ask('The bridge opened in 1932 and carries a railway over the river.'); // the yes-no instructions, once
+    await classify.run({ text: long, labels: ['history', 'engineering', 'tourism'] });
+    const out = (await ask(long)).body as { answer: boolean; probability: number };
+    answers.push({ ...out, stats: e.stats() });
+  }
+  const [borrowed, prefilled] = answers;
+  t.equal(borrowed!.stats.promptCacheBorrows, 1, 'the yes-no borrowed the text');
+  t.ok(borrowed!.stats.promptCacheBorrowedTokens >= engine.tokenize(long).length - 4, 'nearly all of it');
+  t.equal(prefilled!.stats.promptCacheBorrows, 0, 'with reuse off it is prefilled');
+  t.equal(borrowed!.answer, true);
+  t.equal(prefilled!.answer, true);
+  t.ok(
+    Math.abs(borrowed!.probability - prefilled!.probability) < 0.05,
+    `p ${borrowed!.probability} vs ${prefilled!.probability}`,
+  );
+});
+
 t.test('multi-token options are scored by all their tokens', async (t) => {
   const prefix = engine.tokenize('The capital of France is');
   const [r] = await engine.score([
@@ -148,7 +186,15 @@ t.test('the event loop keeps answering while every slot runs', async (t) => {
 });
 
 // The addon's load options for one small slot, without a prompt cache.
-const SMALL_LOAD = { slots: 1, threads: 1, contextSize: 512, batchSize: 64, sequences: 4, promptCacheMiB: 0 };
+const SMALL_LOAD = {
+  slots: 1,
+  threads: 1,
+  contextSize: 512,
+  batchSize: 64,
+  sequences: 4,
+  promptCacheMiB: 0,
+  borrowTexts: false,
+};
 
 t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
   const native = new (loadBinding().Engine)();

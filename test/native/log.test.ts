@@ -10,7 +10,7 @@ function stderrOfFailedLoad(level: string): string {
   const script = `
     const { loadBinding } = await import(${JSON.stringify(binding)});
     const engine = new (loadBinding(${JSON.stringify(level)}).Engine)();
-    const options = { modelPath: '/nonexistent/model.gguf', slots: 1, threads: 1, contextSize: 512, batchSize: 64, sequences: 4, promptCacheMiB: 0 };
+    const options = { modelPath: '/nonexistent/model.gguf', slots: 1, threads: 1, contextSize: 512, batchSize: 64, sequences: 4, promptCacheMiB: 0, borrowTexts: false };
     await engine.load(options).catch((err) => { if (err.code !== 'load_failed') throw err; });`;
   const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
     encoding: 'utf8',
