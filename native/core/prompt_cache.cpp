@@ -69,7 +69,9 @@ static size_t common_suffix(const Tokens &a, const Tokens &b, size_t limit) {
 
 size_t PromptCache::borrow(llama_context *ctx, const Tokens &prompt, size_t have, llama_seq_id seq) {
   const size_t need = prompt.size() - std::min(have, prompt.size());
-  if (!borrow_texts_ || need <= kMinGain) return 0;
+  llama_memory_t mem = llama_get_memory(ctx);
+  // A model whose positions cannot be moved (M-RoPE, recurrent memory) reads every text itself.
+  if (!borrow_texts_ || need <= kMinGain || !llama_memory_can_shift(mem)) return 0;
   std::shared_ptr<const Entry> best;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -80,7 +82,6 @@ size_t PromptCache::borrow(llama_context *ctx, const Tokens &prompt, size_t have
       }
     if (!best) return 0;
   }
-  llama_memory_t mem = llama_get_memory(ctx);
   if (llama_state_seq_set_data(ctx, best->state.data(), best->state.size(), seq) != best->state.size()) {
     llama_memory_seq_rm(mem, seq, -1, -1);
     return 0;
