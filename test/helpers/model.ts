@@ -30,6 +30,17 @@ export async function openTestEngine({ encoder = false } = {}): Promise<Engine> 
   });
 }
 
+/** The addon's load options (all but modelPath) for one small slot, without a prompt cache. */
+export const SMALL_LOAD = Object.freeze({
+  slots: 1,
+  threads: 1,
+  contextSize: 512,
+  batchSize: 64,
+  sequences: 4,
+  promptCacheMiB: 0,
+  borrowTexts: false,
+});
+
 /** The speaker encoder `npm test` pulled, outside an engine (for diarization's own tests). */
 export async function testSpeakerEncoder(): Promise<SpeakerEmbedder> {
   const path = await resolveModel(DEFAULT_SPEAKER_MODEL, { cacheDir: loadConfig().cacheDir, offline: true });

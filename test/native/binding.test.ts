@@ -8,6 +8,7 @@ import {
   type NativeEngine,
   type PoolStats,
 } from '../../src/binding.js';
+import { SMALL_LOAD } from '../helpers/model.js';
 
 const binding = loadBinding();
 // Every key of the typed interfaces, and no other (the compiler checks both directions).
@@ -77,16 +78,7 @@ t.test('stats() returns the typed fields, rejected included', async (t) => {
 
 t.test('a setting left out or out of range is a TypeError naming it: the addon has no defaults', async (t) => {
   const engine = new binding.Engine();
-  const options = {
-    modelPath: '/nonexistent.gguf',
-    slots: 1,
-    threads: 1,
-    contextSize: 512,
-    batchSize: 64,
-    sequences: 4,
-    promptCacheMiB: 0,
-    borrowTexts: false,
-  };
+  const options = { modelPath: '/nonexistent.gguf', ...SMALL_LOAD };
   const { contextSize: _, ...withoutContext } = options;
   t.throws(() => engine.load(withoutContext as typeof options), {
     name: 'TypeError',

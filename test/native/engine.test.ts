@@ -5,7 +5,7 @@ import { Classify } from '../../src/decisions/classify.js';
 import { YesNo } from '../../src/decisions/yes-no.js';
 import { loadBinding } from '../../src/binding.js';
 import { CancelledError } from '../../src/errors.js';
-import { longText, testModelPath } from '../helpers/model.js';
+import { longText, SMALL_LOAD, testModelPath } from '../helpers/model.js';
 
 const modelPath = await testModelPath();
 const engine = await Engine.open({
@@ -184,17 +184,6 @@ t.test('the event loop keeps answering while every slot runs', async (t) => {
   clearInterval(timer);
   t.ok(worstGap < 100, `timers kept firing (worst gap ${worstGap.toFixed(0)} ms)`);
 });
-
-// The addon's load options for one small slot, without a prompt cache.
-const SMALL_LOAD = {
-  slots: 1,
-  threads: 1,
-  contextSize: 512,
-  batchSize: 64,
-  sequences: 4,
-  promptCacheMiB: 0,
-  borrowTexts: false,
-};
 
 t.test('bad jobs are refused by the addon, not crashed on', async (t) => {
   const native = new (loadBinding().Engine)();

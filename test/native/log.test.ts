@@ -2,6 +2,7 @@
 // threshold TypeScript sets. Each case runs in a child process, so stderr is the addon's alone.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
+import { SMALL_LOAD } from '../helpers/model.js';
 
 const binding = new URL('../../src/binding.js', import.meta.url).href;
 
@@ -10,7 +11,7 @@ function stderrOfFailedLoad(level: string): string {
   const script = `
     const { loadBinding } = await import(${JSON.stringify(binding)});
     const engine = new (loadBinding(${JSON.stringify(level)}).Engine)();
-    const options = { modelPath: '/nonexistent/model.gguf', slots: 1, threads: 1, contextSize: 512, batchSize: 64, sequences: 4, promptCacheMiB: 0, borrowTexts: false };
+    const options = ${JSON.stringify({ modelPath: '/nonexistent/model.gguf', ...SMALL_LOAD })};
     await engine.load(options).catch((err) => { if (err.code !== 'load_failed') throw err; });`;
   const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
     encoding: 'utf8',
