@@ -99,6 +99,8 @@ export interface SpanJob {
   /** Per branch, in place of maxSpans and maxSpanTokens: single values and lists in one job. */
   branchMaxSpans?: Int32Array;
   branchMaxSpanTokens?: Int32Array;
+  /** Per branch x source token (row-major): 1 where that branch's spans may begin (absent: anywhere). */
+  branchStarts?: Int32Array;
   /** A later span of a list whose log-probability is below this ends the list. */
   minListLogprob?: number;
   /**

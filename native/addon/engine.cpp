@@ -323,7 +323,7 @@ Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
 // submit({ kind: 'spans', prefix, branches, source, stops, maxSpanTokens, maxSpans, and optionally
 //          startTokens + startLengths + startPositions (+ startEnds), separator, inlineSeparator, none,
 //          minListLogprob, joinNext + minJoinLogprob, closingTokens, forkWithin, firstOptions,
-//          scoredBranches, branchMaxSpans, branchMaxSpanTokens (absent: that feature is off) })
+//          scoredBranches, branchMaxSpans, branchMaxSpanTokens, branchStarts (absent: that feature is off) })
 //   -> { id, result: Promise<ScoreResult | SpanResult> }
 Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -379,6 +379,11 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   };
   per_branch("branchMaxSpans", sj.branch_max_spans);
   per_branch("branchMaxSpanTokens", sj.branch_max_span_tokens);
+  if (!o.Get("branchStarts").IsUndefined()) {
+    sj.branch_starts = args::Int32s(env, o.Get("branchStarts"), "job.branchStarts");
+    args::Check(env, sj.branch_starts.size() == sj.branches.size() * sj.source.size(),
+                "job.branchStarts must have one flag per branch and job.source token");
+  }
   // One token each, read from the logits: -1 (off) or a token id of the vocabulary.
   const int32_t last_token = llama_vocab_n_tokens(llama_model_get_vocab(model_)) - 1;
   auto token = [&](const char *key, llama_token &to) {

@@ -58,6 +58,9 @@ struct SpanJob {
   // one job asks a text's single values and its lists side by side.
   std::vector<int32_t> branch_max_spans;
   std::vector<int32_t> branch_max_span_tokens;
+  // Per branch x source token (row-major): 1 where that branch's spans may begin, so a field of one
+  // kind of value (an e-mail address) is copied from such a value; empty: anywhere, every branch.
+  std::vector<int32_t> branch_starts;
   float min_list_logprob = -INFINITY;  // a later span of a list less likely than this ends the list
   // Per source token: 1 where a span that would end there takes the next token too, if the model
   // gives that token at least min_join_logprob (a number and its unit, the halves of a plate).

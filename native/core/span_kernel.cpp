@@ -111,7 +111,8 @@ class Copier {
     bool join = true;    // every place it may end at asks to go on (see SpanJob::join_next)
     float credit = 0;    // log-probability of ending here, added to a span that went on instead
     if (w.span_len == 0) {
-      for (const auto &entry : starts_) consider(entry.first);  // any source token starts a span
+      for (const auto &[token, places] : starts_)  // any source token starts a span, where the branch allows
+        if (std::any_of(places.begin(), places.end(), [&](int32_t p) { return may_begin(b, p); })) consider(token);
     } else {
       for (auto [start, p] : w.active) {
         const Place &place = places_[p];
@@ -240,11 +241,17 @@ class Copier {
   // Whether the model wrote t between two spans of a list.
   bool separates(llama_token t) const { return t == job_.separator || (t >= 0 && t == job_.inline_separator); }
 
+  // Whether branch b's spans may begin at place p (SpanJob::branch_starts).
+  bool may_begin(size_t b, int32_t p) const {
+    return job_.branch_starts.empty() || job_.branch_starts[b * job_.source.size() + places_[p].first] != 0;
+  }
+
   // Walk w's next span starts with token t, of log-probability lp.
   void begin_span(Walk &w, llama_token t, float lp) {
     w.span_lp = w.first_lp = lp;
     w.active.clear();
-    for (int32_t p : starts_.at(t)) w.active.emplace_back(places_[p].first, p);
+    for (int32_t p : starts_.at(t))
+      if (may_begin(w.branch, p)) w.active.emplace_back(places_[p].first, p);
     w.span_len = 1;
     w.next = t;
   }

@@ -13,6 +13,7 @@ import { listProbabilities } from './span-lists.js';
 import { shaped, textsOf } from './texts.js';
 import { Reader, type Excerpt } from './windows.js';
 import { numberIn } from './numbers.js';
+import { valueStarts } from './value-kinds.js';
 import type { Static } from '@sinclair/typebox';
 import type { ExtractRequest, ExtractResult as ExtractResultSchema } from '../api/extract.js';
 
@@ -129,6 +130,7 @@ export class Extract {
     );
     // One span job: single values, then lists, side by side in each decode, then the checks.
     const branches = [...singles.map(copiedBranch), ...lists.map(copiedBranch), ...scored];
+    const branchStarts = shapedStarts(source, [...singles, ...lists], branches.length);
     const groups = [singles.length, lists.length, scored.length];
     const perBranch = (limits: number[]) =>
       Int32Array.from(groups.flatMap((n, g) => Array<number>(n).fill(limits[g]!)));
@@ -143,6 +145,7 @@ export class Extract {
           minListLogprob: Math.log(0.5),
           forkWithin: FORK_WITHIN, // single values only (SpanJob.forkWithin)
           inlineSeparator: this.comma, // lists only: a single value never separates
+          ...(branchStarts ? { branchStarts } : {}),
           ...(scored.length ? { firstOptions, scoredBranches: scored.length } : {}),
         })
       : undefined;
@@ -191,6 +194,20 @@ export class Extract {
     for (const f of fields) setPath(data, f.path, f.kind === 'objects' ? [] : (values.get(f) ?? null));
     return { data, tokens: [...spans, ...scores].reduce((n, r) => n + r.promptTokens, 0) };
   }
+}
+
+/**
+ * Where each copied field's spans may begin (SpanJob.branchStarts): a field of a kind of value
+ * (value-kinds.ts) only where the text holds such a value, any other anywhere; undefined when
+ * no field is constrained. A text without a value of the field's kind leaves it unconstrained.
+ */
+function shapedStarts(source: Source, copied: Field[], branches: number): Int32Array | undefined {
+  const n = source.tokens.length;
+  const rows = copied.map((f) => (f.shape ? valueStarts(f.shape, source.text) : []));
+  if (rows.every((at) => at.length === 0)) return undefined;
+  const starts = new Int32Array(branches * n).fill(1);
+  rows.forEach((at, b) => at.length > 0 && starts.set(source.tokensAt(at), b * n));
+  return starts;
 }
 
 /** A value is not its layout: line breaks inside a copied value (an address over lines) become one space. */

@@ -1,6 +1,7 @@
 // Reads an extract JSON Schema into the fields to fill. Only what can be enforced is accepted;
 // any other keyword is refused with a 400 that names it and where it is.
 import { ServiceError } from '../errors.js';
+import { kindOf, type ValueKind } from './value-kinds.js';
 
 export type FieldKind = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | 'strings' | 'objects';
 
@@ -9,6 +10,7 @@ export interface Field {
   kind: FieldKind;
   hint: string; // "path.to.name (title: description)" as the prompt shows it
   options?: string[]; // enum values
+  shape?: ValueKind; // strings and lists of strings: the kind of value copied (value-kinds.ts)
   required: boolean; // listed in its object's `required`
 }
 
@@ -22,7 +24,18 @@ export const MAX_PROPERTIES = 256;
 
 // Annotations are used as hints; `required` and `additionalProperties: false` are satisfied by
 // construction (every declared property is returned, null when the text lacks it, and no other).
-const ANNOTATIONS = new Set(['title', 'description', '$schema', '$id', '$comment', 'examples', 'default', 'required']);
+// `format` is an annotation as JSON Schema 2020-12 makes it; email and uri are read as value kinds.
+const ANNOTATIONS = new Set([
+  'title',
+  'description',
+  '$schema',
+  '$id',
+  '$comment',
+  'examples',
+  'default',
+  'required',
+  'format',
+]);
 const STRUCTURE = new Set(['type', 'properties', 'items', 'enum', 'additionalProperties']);
 
 type Schema = Record<string, unknown>;
@@ -77,7 +90,7 @@ function walkObject(schema: Schema, path: string[], out: Field[], seen: { proper
       if (!isObject(items)) refuse(at, 'items', 'an array needs an items schema');
       checkKeywords(items, at, '.items');
       if (items.type === 'string' && items.enum === undefined)
-        out.push({ path: at, kind: 'strings', hint, required: must });
+        out.push({ path: at, kind: 'strings', hint, required: must, ...shapeOf(name, items, at) });
       else if (items.type === 'object') out.push({ path: at, kind: 'objects', hint, required: must });
       else refuse(at, 'type', 'arrays may hold strings or objects', '.items');
     } else if (
@@ -88,7 +101,8 @@ function walkObject(schema: Schema, path: string[], out: Field[], seen: { proper
       prop.type === 'boolean'
     ) {
       // A property with only a description is read as a string, as the hosted service reads it.
-      out.push({ path: at, kind: prop.type ?? 'string', hint, required: must });
+      const kind = prop.type ?? 'string';
+      out.push({ path: at, kind, hint, required: must, ...(kind === 'string' ? shapeOf(name, prop, at) : {}) });
     } else {
       refuse(
         at,
@@ -103,6 +117,14 @@ function checkKeywords(schema: Schema, path: string[], suffix = ''): void {
   for (const key of Object.keys(schema)) {
     if (!ANNOTATIONS.has(key) && !STRUCTURE.has(key)) refuse(path, key, 'this keyword cannot be enforced', suffix);
   }
+}
+
+/** The kind of value a string field holds (value-kinds.ts), from its `format` or its name. */
+function shapeOf(name: string, schema: Schema, path: string[]): { shape?: ValueKind } {
+  if (schema.format !== undefined && typeof schema.format !== 'string')
+    refuse(path, 'format', 'format must be a string');
+  const shape = kindOf(name, schema.format);
+  return shape ? { shape } : {};
 }
 
 function hintOf(name: string, prop: Schema): string {

@@ -105,6 +105,22 @@ export class Source {
     this.joinNext = joins(this.tokens.length, (i) => this.piece(i));
   }
 
+  /** Per token: 1 where it holds one of the UTF-16 offsets `at` (a span beginning there begins those characters). */
+  tokensAt(at: number[]): Int32Array {
+    const mask = new Int32Array(this.tokens.length);
+    for (const offset of at) {
+      let lo = 0;
+      let hi = this.tokens.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (this.offsets[mid]! <= offset) lo = mid;
+        else hi = mid - 1;
+      }
+      mask[lo] = 1;
+    }
+    return mask;
+  }
+
   /** Token i is letters or digits (after a space, perhaps), not run into from a letter or digit before it. */
   private beginsWord(i: number): boolean {
     return (
@@ -155,6 +171,7 @@ export class Source {
       | 'scoredBranches'
       | 'branchMaxSpans'
       | 'branchMaxSpanTokens'
+      | 'branchStarts'
     >,
   ): SpanJob {
     return {

@@ -262,3 +262,26 @@ t.test('extract: a list in a sentence comes back whole, and an abbreviation keep
   );
   t.equal(data.host, 'Nordlicht Consulting GmbH & Co. K.G.');
 });
+
+t.test('extract: an e-mail or web address field is copied from such a value, not the name beside it', async (t) => {
+  const text =
+    'Signed up: Omar Haddad (omar.h@example.org), referred by Lena Vogel. ' +
+    'Owners: Priya Shah <priya@shahco.in> and Marco Conti <m.conti@contiit.it>. Website: https://shahco.in/about';
+  const schema = {
+    type: 'object',
+    properties: {
+      contact: { type: 'object', properties: { name: { type: 'string' }, email: { type: 'string' } } },
+      owner_contacts: { type: 'array', items: { type: 'string', format: 'email' } },
+      site: { type: 'string', format: 'uri' },
+    },
+  };
+  const out = await s.extract.run({ text, schema });
+  const data = (out.body as { data: { contact: unknown; owner_contacts: string[]; site: string } }).data;
+  t.same(data.contact, { name: 'Omar Haddad', email: 'omar.h@example.org' });
+  t.equal(data.site, 'https://shahco.in/about');
+  t.ok(
+    data.owner_contacts.every((c) => c.includes('@')),
+    `only addresses: ${JSON.stringify(data.owner_contacts)}`,
+  );
+  t.ok(['priya@shahco.in', 'm.conti@contiit.it'].every((e) => data.owner_contacts.includes(e)));
+});
