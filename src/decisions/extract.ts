@@ -41,6 +41,13 @@ const DOCUMENT_FIELDS: ExtractWording = {
   requiredFilled: false, // a document may lack a required field: it comes back null
 };
 
+// Said after a field of a kind of value (value-kinds.ts): a single value, a list.
+const SHAPE_WORDS = {
+  email: ['an e-mail address', 'e-mail addresses'],
+  phone: ['a telephone number', 'telephone numbers'],
+  url: ['a web address', 'web addresses'],
+};
+
 const MAX_LIST = 16;
 // A single value may be long (a postal address over three lines of a receipt); a list item is short.
 const MAX_VALUE_TOKENS = 64;
@@ -119,7 +126,10 @@ export class Extract {
     const source = new Source(this.engine, excerpt);
     const prefix = this.prompt.prefix(`${this.wording.text}: ${excerpt.text}\n\n`);
     const choiceBranch = (f: Field) => this.prompt.branch(`Choose the ${f.hint}: ${f.options!.join(', ')}`);
-    const copiedBranch = (f: Field) => this.prompt.branch(`${this.wording.field}: ${f.hint}`);
+    const copiedBranch = (f: Field) => {
+      const shape = f.shape ? ` (${SHAPE_WORDS[f.shape][f.kind === 'strings' ? 1 : 0]})` : '';
+      return this.prompt.branch(`${this.wording.field}: ${f.hint}${shape}`);
+    };
     const scored = [
       ...flags.map((f) => this.prompt.branch(`Yes or no: ${f.hint}?`)),
       ...firstChoices.map((c) => choiceBranch(c.f)),

@@ -285,3 +285,10 @@ t.test('extract: an e-mail or web address field is copied from such a value, not
   );
   t.ok(['priya@shahco.in', 'm.conti@contiit.it'].every((e) => data.owner_contacts.includes(e)));
 });
+
+t.test('extract: a telephone field is filled from the number the text gives', async (t) => {
+  const text = 'Booking for Ahmed Khan (ahmed.khan@mailbox.org). Call back on 07911 123456 if the flight changes.';
+  const party = { type: 'object', properties: { name: { type: 'string' }, phone: { type: 'string' } } };
+  const out = await s.extract.run({ text, schema: { type: 'object', properties: { guest: party } } });
+  t.same((out.body as { data: unknown }).data, { guest: { name: 'Ahmed Khan', phone: '07911 123456' } });
+});
