@@ -23,34 +23,48 @@ constexpr int kFrame = 400, kFft = 512, kFftBins = kFft / 2 + 1, kFftBinsPadded 
 constexpr int kSegment = 100;  // the context-aware layers' segment pooling, frames
 constexpr float kEps = 1e-5f;  // batch normalisation
 
-// out[o, t] (+)= sum_k W[o, k] * X[k, t] for o < O, t < T; X has row stride ldx. Four output
-// rows at a time share each X row, the inner loop runs over frames and vectorises.
+// 8 floats; loads and stores through it may be unaligned.
+typedef float v8 __attribute__((vector_size(32), aligned(4)));
+
+// out[o, t] = sum_k W[o, k] * X[k, t] for o < O, t < T; X has row stride ldx, out T. Blocks
+// of 4 output rows x 16 frames stay in registers while k runs; the edges go scalar.
 DM_VECTOR_CLONES
 void gemm(int O, int K, int T, const float *W, const float *X, int ldx, float *out, bool accumulate) {
   if (!accumulate) std::fill(out, out + (size_t)O * T, 0.0f);
-  int o = 0;
-  for (; o + 4 <= O; o += 4) {
-    float *r0 = out + (size_t)o * T, *r1 = r0 + T, *r2 = r1 + T, *r3 = r2 + T;
+  const int T16 = T / 16 * 16, O4 = O / 4 * 4;
+  for (int o = 0; o < O4; o += 4) {
     const float *w0 = W + (size_t)o * K, *w1 = w0 + K, *w2 = w1 + K, *w3 = w2 + K;
-    for (int k = 0; k < K; k++) {
-      const float a0 = w0[k], a1 = w1[k], a2 = w2[k], a3 = w3[k];
-      const float *x = X + (size_t)k * ldx;
-      for (int t = 0; t < T; t++) {
-        const float v = x[t];
-        r0[t] += a0 * v;
-        r1[t] += a1 * v;
-        r2[t] += a2 * v;
-        r3[t] += a3 * v;
+    for (int t = 0; t < T16; t += 16) {
+      v8 acc[4][2] = {};
+      for (int k = 0; k < K; k++) {
+        const float *x = X + (size_t)k * ldx + t;
+        const v8 x0 = *(const v8 *)x, x1 = *(const v8 *)(x + 8);
+        acc[0][0] += w0[k] * x0;
+        acc[0][1] += w0[k] * x1;
+        acc[1][0] += w1[k] * x0;
+        acc[1][1] += w1[k] * x1;
+        acc[2][0] += w2[k] * x0;
+        acc[2][1] += w2[k] * x1;
+        acc[3][0] += w3[k] * x0;
+        acc[3][1] += w3[k] * x1;
+      }
+      for (int r = 0; r < 4; r++) {
+        float *dst = out + (size_t)(o + r) * T + t;
+        *(v8 *)dst += acc[r][0];
+        *(v8 *)(dst + 8) += acc[r][1];
       }
     }
   }
-  for (; o < O; o++) {
+  // The rows past O4 (all frames) and the frames past T16 (rows below O4).
+  for (int o = 0; o < O; o++) {
+    const int from = o < O4 ? T16 : 0;
+    if (from == T) continue;
     float *r = out + (size_t)o * T;
     const float *w = W + (size_t)o * K;
     for (int k = 0; k < K; k++) {
       const float a = w[k];
       const float *x = X + (size_t)k * ldx;
-      for (int t = 0; t < T; t++) r[t] += a * x[t];
+      for (int t = from; t < T; t++) r[t] += a * x[t];
     }
   }
 }
