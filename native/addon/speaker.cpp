@@ -1,6 +1,6 @@
 // The JS class SpeakerEncoder (typed in src/binding.ts):
 //   new SpeakerEncoder(weights: Uint8Array)    parses a DMSPKENC (GE2E) or DMSPKCAM (CAM++) file's bytes
-//   .dims: { mels, hidden, layers, embedding, partialFrames, maxPartialFrames }
+//   .dims: { mels, hidden, layers, embedding, model ('ge2e' | 'campplus'), partialFrames, maxPartialFrames }
 //   .embed(pcm: Float32Array, starts: Int32Array, lengths: Int32Array, gain: number): Promise<Float32Array>
 // embed runs on the encoder's own TaskThread, one call after another. It reads `pcm` in place
 // (an hour is 230 MB): the caller must not change it until the promise settles.
@@ -27,6 +27,7 @@ class SpeakerEncoderWrap : public Napi::ObjectWrap<SpeakerEncoderWrap> {
     dims.Set("hidden", d.hidden);
     dims.Set("layers", d.layers);
     dims.Set("embedding", d.embedding);
+    dims.Set("model", encoder_->name());
     dims.Set("partialFrames", speaker::kPartialFrames);
     dims.Set("maxPartialFrames", speaker::kMaxPartialFrames);
     info.This().As<Napi::Object>().Set("dims", dims);

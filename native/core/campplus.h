@@ -23,6 +23,7 @@ class CamPlus : public Model {
   CamPlus(const uint8_t *data, size_t size);
 
   const Dims &dims() const override { return dims_; }
+  const char *name() const override { return "campplus"; }
 
   // As Encoder::embed, but `gain` is ignored: the fbank is mean-normalised per partial, so a
   // constant gain cancels. Frame f covers samples [f * kHop - 200, f * kHop + 200) (centred on

@@ -33,6 +33,8 @@ class Model {
  public:
   virtual ~Model() = default;
   virtual const Dims &dims() const = 0;
+  // "ge2e" or "campplus": the caller's clustering constants depend on the embedding space.
+  virtual const char *name() const = 0;
   virtual void embed(const float *pcm, size_t samples, float gain, const int32_t *starts, const int32_t *lengths,
                      size_t count, float *out) const = 0;
 };
@@ -48,6 +50,7 @@ class Encoder : public Model {
   Encoder(const uint8_t *data, size_t size);
 
   const Dims &dims() const override { return dims_; }
+  const char *name() const override { return "ge2e"; }
 
   // Embeds partial utterances of `pcm` (16 kHz mono, samples in [-1, 1]).
   // Partial p covers mel frames [starts[p], starts[p] + lengths[p]): frame f is centred on

@@ -24,7 +24,7 @@ export interface DiarizeOptions {
   /** The speaker encoder: a request's Round.speakers, so its work is admitted with the request. */
   readonly encoder: SpeakerEmbedder;
   /** Changes to the clustering constants (bench/diarize.ts measures them). */
-  readonly tuning?: Partial<Tuning & { pauseSeconds: number; segmentSeconds: number }>;
+  readonly tuning?: Partial<Tuning & { pauseSeconds: number; segmentSeconds: number; hopSeconds: number }>;
 }
 
 export interface Tuning {
@@ -38,20 +38,21 @@ export interface Tuning {
   readonly minSpeakerSeconds: number;
 }
 
+/** Clustering constants per encoder: its embedding space sets how alike one voice's segments are. */
+export const ENCODER_TUNING: Readonly<Record<'ge2e' | 'campplus', Tuning & { hopSeconds: number }>> = Object.freeze({
+  /** Chosen from bench/diarize.ts (see docs/audio.md, "Speakers"). */
+  ge2e: Object.freeze({ threshold: 0.8, margin: 0.09, sameVoice: 0.92, minSpeakerSeconds: 2.5, hopSeconds: 0.4 }),
+  campplus: Object.freeze({ threshold: 0.8, margin: 0.09, sameVoice: 0.92, minSpeakerSeconds: 2.5, hopSeconds: 0.4 }),
+});
+
 export const DIARIZE_DEFAULTS = Object.freeze({
-  /** Clustering constants, chosen from bench/diarize.ts (see docs/audio.md, "Speakers"). */
-  threshold: 0.8,
-  margin: 0.09,
-  sameVoice: 0.92,
-  minSpeakerSeconds: 2.5,
+  ...ENCODER_TUNING.ge2e,
   /** A silence this long between two words splits a run, s. */
   pauseSeconds: 0.15,
   /** Longest segment, s. */
   segmentSeconds: 6,
-  /** Window length, s: the encoder's training length. */
+  /** Window length, s: GE2E's training length. */
   windowSeconds: 1.6,
-  /** Step between windows of one segment, s (raised for long files so at most maxWindows are embedded). */
-  hopSeconds: 0.4,
   /** Shortest window, s: shorter segments are widened around their middle. */
   minWindowSeconds: 0.4,
   /** Cap on embedded windows per file (bounds the encoder's work on long files). */
@@ -79,9 +80,9 @@ export async function diarize(pcm: Float32Array, words: readonly Span[], options
     const start = Math.min(Math.max(w.start, 0), duration);
     return { start, end: Math.min(Math.max(w.end, start), duration) };
   });
-  const tuning = { ...DIARIZE_DEFAULTS, ...options.tuning };
+  const tuning = { ...DIARIZE_DEFAULTS, ...ENCODER_TUNING[options.encoder.dims.model], ...options.tuning };
   const segments = segmentsOf(speechRuns(clamped, tuning.pauseSeconds), clamped, tuning.segmentSeconds);
-  const windows = windowsOf(segments);
+  const windows = windowsOf(segments, tuning.hopSeconds);
   const dim = options.encoder.dims.embedding;
   const windowEmbeddings = await embedWindows(options.encoder, pcm, windows, options.signal);
   const embeddings = segmentEmbeddings(windowEmbeddings, windows, segments.length, dim);
@@ -138,10 +139,10 @@ interface Window extends Span {
 }
 
 /** Windows over every segment, evenly spaced so the first starts and the last ends with it. */
-function windowsOf(segments: readonly Span[]): Window[] {
+function windowsOf(segments: readonly Span[], hopSeconds: number): Window[] {
   const { windowSeconds, minWindowSeconds, maxWindows } = DIARIZE_DEFAULTS;
   const speech = segments.reduce((s, r) => s + Math.max(r.end - r.start, minWindowSeconds), 0);
-  const hop = Math.max(DIARIZE_DEFAULTS.hopSeconds, speech / maxWindows);
+  const hop = Math.max(hopSeconds, speech / maxWindows);
   const windows: Window[] = [];
   segments.forEach((r, segment) => {
     const length = r.end - r.start;
