@@ -26,11 +26,13 @@ constexpr float kEps = 1e-5f;  // batch normalisation
 // 8 floats; loads and stores through it may be unaligned.
 typedef float v8 __attribute__((vector_size(32), aligned(4)));
 
-// out[o, t] = sum_k W[o, k] * X[k, t] for o < O, t < T; X has row stride ldx, out T. Blocks
-// of 4 output rows x 16 frames stay in registers while k runs; the edges go scalar.
+// out[o, t] = sum_k W[o, k] * X[k, t] for o < O, t < T; X has row stride ldx, out ldo (0: T).
+// Blocks of 4 output rows x 16 frames stay in registers while k runs; the edges go scalar.
 DM_VECTOR_CLONES
-void gemm(int O, int K, int T, const float *W, const float *X, int ldx, float *out, bool accumulate) {
-  if (!accumulate) std::fill(out, out + (size_t)O * T, 0.0f);
+void gemm(int O, int K, int T, const float *W, const float *X, int ldx, float *out, bool accumulate, int ldo = 0) {
+  if (ldo == 0) ldo = T;
+  if (!accumulate)
+    for (int o = 0; o < O; o++) std::fill(out + (size_t)o * ldo, out + (size_t)o * ldo + T, 0.0f);
   const int T16 = T / 16 * 16, O4 = O / 4 * 4;
   for (int o = 0; o < O4; o += 4) {
     const float *w0 = W + (size_t)o * K, *w1 = w0 + K, *w2 = w1 + K, *w3 = w2 + K;
@@ -49,7 +51,7 @@ void gemm(int O, int K, int T, const float *W, const float *X, int ldx, float *o
         acc[3][1] += w3[k] * x1;
       }
       for (int r = 0; r < 4; r++) {
-        float *dst = out + (size_t)(o + r) * T + t;
+        float *dst = out + (size_t)(o + r) * ldo + t;
         *(v8 *)dst += acc[r][0];
         *(v8 *)(dst + 8) += acc[r][1];
       }
@@ -59,7 +61,7 @@ void gemm(int O, int K, int T, const float *W, const float *X, int ldx, float *o
   for (int o = 0; o < O; o++) {
     const int from = o < O4 ? T16 : 0;
     if (from == T) continue;
-    float *r = out + (size_t)o * T;
+    float *r = out + (size_t)o * ldo;
     const float *w = W + (size_t)o * K;
     for (int k = 0; k < K; k++) {
       const float a = w[k];
@@ -122,26 +124,30 @@ void conv1d(const CamPlus::Conv &conv, const float *x, int T, int stride, int pa
 }
 
 // 3x3 convolution, padding 1, stride (stride, 1), of x [in x H x W] into out [conv.out x Ho x W].
+// One output row at a time: its im2col block (in x 9 x W) stays in cache.
 void conv2d(const CamPlus::Conv &conv, const float *x, int H, int W, int stride, std::vector<float> &col, float *out,
             int Ho) {
   const int k = conv.k, pad = k / 2;
-  col.assign((size_t)conv.in * k * k * Ho * W, 0.0f);
-  for (int c = 0; c < conv.in; c++)
-    for (int i = 0; i < k; i++)
-      for (int j = 0; j < k; j++) {
-        float *dst = col.data() + (((size_t)c * k + i) * k + j) * Ho * W;
-        for (int h = 0; h < Ho; h++) {
-          const int sh = h * stride + i - pad;
-          if (sh < 0 || sh >= H) continue;
+  col.resize((size_t)conv.in * k * k * W);
+  for (int h = 0; h < Ho; h++) {
+    for (int c = 0; c < conv.in; c++)
+      for (int i = 0; i < k; i++) {
+        const int sh = h * stride + i - pad;
+        for (int j = 0; j < k; j++) {
+          float *d = col.data() + (((size_t)c * k + i) * k + j) * W;
+          if (sh < 0 || sh >= H) {
+            std::fill(d, d + W, 0.0f);
+            continue;
+          }
           const float *src = x + ((size_t)c * H + sh) * W;
-          float *d = dst + (size_t)h * W;
           for (int w = 0; w < W; w++) {
             const int sw = w + j - pad;
-            if (sw >= 0 && sw < W) d[w] = src[sw];
+            d[w] = sw >= 0 && sw < W ? src[sw] : 0.0f;
           }
         }
       }
-  gemm(conv.out, conv.in * k * k, Ho * W, conv.w.data(), col.data(), Ho * W, out, false);
+    gemm(conv.out, conv.in * k * k, W, conv.w.data(), col.data(), W, out + (size_t)h * W, false, Ho * W);
+  }
 }
 
 }  // namespace
