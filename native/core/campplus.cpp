@@ -256,7 +256,7 @@ CamPlus::CamPlus(const uint8_t *data, size_t size) {
   }
 }
 
-std::vector<float> CamPlus::fbank(const float *pcm, size_t samples, int first, int n) const {
+std::vector<float> CamPlus::fbank(const float *pcm, size_t samples, float gain, int first, int n) const {
   std::vector<float> out((size_t)n * kMels);
   float frame[kFrame], power[kFftBinsPadded];
   for (int i = 0; i < n; i++) {
@@ -264,7 +264,7 @@ std::vector<float> CamPlus::fbank(const float *pcm, size_t samples, int first, i
     double mean = 0;
     for (int j = 0; j < kFrame; j++) {
       const long long s = begin + j;
-      frame[j] = s >= 0 && s < (long long)samples ? pcm[s] : 0.0f;
+      frame[j] = s >= 0 && s < (long long)samples ? pcm[s] * gain : 0.0f;
       mean += frame[j];
     }
     mean /= kFrame;
@@ -290,7 +290,7 @@ std::vector<float> CamPlus::fbank(const float *pcm, size_t samples, int first, i
   return out;
 }
 
-void CamPlus::embed(const float *pcm, size_t samples, float /*gain*/, const int32_t *starts, const int32_t *lengths,
+void CamPlus::embed(const float *pcm, size_t samples, float gain, const int32_t *starts, const int32_t *lengths,
                     size_t count, float *out) const {
   for (size_t p = 0; p < count; p++) {
     if (starts[p] < 0 || lengths[p] < 1 || lengths[p] > kMaxPartialFrames) {
@@ -299,7 +299,7 @@ void CamPlus::embed(const float *pcm, size_t samples, float /*gain*/, const int3
     }
   }
   for (size_t p = 0; p < count; p++) {
-    const std::vector<float> feats = fbank(pcm, samples, starts[p], lengths[p]);
+    const std::vector<float> feats = fbank(pcm, samples, gain, starts[p], lengths[p]);
     std::vector<float> e = forward(feats.data(), lengths[p]);
     double norm = 0;
     for (float v : e) norm += (double)v * v;

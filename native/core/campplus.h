@@ -25,15 +25,15 @@ class CamPlus : public Model {
   const Dims &dims() const override { return dims_; }
   const char *name() const override { return "campplus"; }
 
-  // As Encoder::embed, but `gain` is ignored: the fbank is mean-normalised per partial, so a
-  // constant gain cancels. Frame f covers samples [f * kHop - 200, f * kHop + 200) (centred on
-  // f * kHop, as Encoder's); samples outside the audio are zeros.
+  // As Encoder::embed. The fbank is mean-normalised per partial, so `gain` only matters where
+  // a band's energy meets the log floor (FLT_EPSILON); it is applied so that a quiet file and
+  // its levelled copy embed alike. Frame f covers samples [f * kHop - 200, f * kHop + 200)
+  // (centred on f * kHop, as Encoder's); samples outside the audio are zeros.
   void embed(const float *pcm, size_t samples, float gain, const int32_t *starts, const int32_t *lengths,
              size_t count, float *out) const override;
 
-  // The mean-normalised log fbank of frames [first, first + n), frame-major (n x 80). Exposed
-  // for the reference comparison.
-  std::vector<float> fbank(const float *pcm, size_t samples, int first, int n) const;
+  // The mean-normalised log fbank of frames [first, first + n) of pcm * gain, frame-major (n x 80).
+  std::vector<float> fbank(const float *pcm, size_t samples, float gain, int first, int n) const;
 
   struct Affine {  // a batch normalisation in inference: y = x * scale + shift, per channel
     std::vector<float> scale, shift;

@@ -374,7 +374,7 @@ export const MODELS: readonly ModelEntry[] = Object.freeze(ENTRIES.map(freezeEnt
 export const DEFAULT_ENCODER_MODEL = 'all-minilm-l6-v2-q8_0';
 
 /** The speaker encoder behind diarization. */
-export const DEFAULT_SPEAKER_MODEL = 'resemblyzer-ge2e';
+export const DEFAULT_SPEAKER_MODEL = 'campplus-cn-en';
 
 /** The voice activity model that keeps audio without speech from being transcribed. */
 export const DEFAULT_VAD_MODEL = 'silero-vad-v5';
