@@ -15,16 +15,19 @@
 // system's temp folder, so a re-run only re-diarizes.
 //
 //   node dist/bench/diarize.js [--seed N] [--synthetic N] [--recorded N] [--only short|long] [--words script]
+//                              [--speaker MODEL_ID] [--tuning JSON]
 //
 // --words script gives the synthetic dialogs their script's word times (spread over each turn by
-// letter count) instead of whisper's: a quicker check while developing.
+// letter count) instead of whisper's: a quicker check while developing. --speaker measures another
+// speaker encoder of the manifest (default: the one diarization uses); --tuning overrides
+// clustering constants, e.g. '{"threshold":0.6}'.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DIARIZE_DEFAULTS, diarize } from '../src/audio/diarize.js';
+import { DIARIZE_DEFAULTS, ENCODER_TUNING, diarize } from '../src/audio/diarize.js';
 import { loadConfig } from '../src/config.js';
 import { loadAudio } from '../src/service.js';
 import { Transcription } from '../src/audio/transcription.js';
@@ -52,6 +55,8 @@ import {
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // Loaded on first use, so the generators can be imported without the addon.
 let encoder: Promise<SpeakerEmbedder> | undefined;
+let speakerModel: string | undefined;
+let tuning: Record<string, number> | undefined;
 
 /** espeak-ng voices for the synthetic dialogs: sex, accent and pitch differ between them. */
 export const VOICE_POOL: readonly Omit<Turn, 'text'>[] = [
@@ -239,7 +244,7 @@ async function measure(
   speakers: number,
 ): Promise<Row & { correct: number }> {
   const started = performance.now();
-  const labels = await diarize(pcm, words, { encoder: await (encoder ??= testSpeakerEncoder()) });
+  const labels = await diarize(pcm, words, { encoder: await (encoder ??= testSpeakerEncoder(speakerModel)), tuning });
   const ms = performance.now() - started;
   const accuracy = words.length ? matchedAccuracy(truth, labels) : 1;
   return {
@@ -282,8 +287,12 @@ async function main(): Promise<void> {
       recorded: { type: 'string', default: '15' },
       only: { type: 'string' },
       words: { type: 'string', default: 'whisper' },
+      speaker: { type: 'string' },
+      tuning: { type: 'string' },
     },
   });
+  speakerModel = args.speaker;
+  tuning = args.tuning ? (JSON.parse(args.tuning) as Record<string, number>) : undefined;
   ensureSpeechTools();
   const seed = Number(args.seed);
   const sets = [];
@@ -338,7 +347,10 @@ async function main(): Promise<void> {
       );
       return who.size === 1 ? [...who][0] : -1;
     });
-    const labels = await diarize(call.pcm, callWords, { encoder: await (encoder ??= testSpeakerEncoder()) });
+    const labels = await diarize(call.pcm, callWords, {
+      encoder: await (encoder ??= testSpeakerEncoder(speakerModel)),
+      tuning,
+    });
     const kept = scored.map((s, i) => [s, labels[i]]).filter(([s]) => s >= 0);
     sets.push(
       summary('real telephone call (pyannote sample, 2 women)', [
@@ -385,12 +397,13 @@ async function main(): Promise<void> {
   }
 
   const report = {
-    command: `node dist/bench/diarize.js --seed ${seed} --synthetic ${args.synthetic} --recorded ${args.recorded}${args.only ? ` --only ${args.only}` : ''}${args.words === 'script' ? ' --words script' : ''}`,
+    command: `node dist/bench/diarize.js --seed ${seed} --synthetic ${args.synthetic} --recorded ${args.recorded}${args.only ? ` --only ${args.only}` : ''}${args.words === 'script' ? ' --words script' : ''}${args.speaker ? ` --speaker ${args.speaker}` : ''}${args.tuning ? ` --tuning '${args.tuning}'` : ''}`,
     date: new Date().toISOString(),
     machine: '2 cores (shared with other work while measured), no GPU',
     /** 1, 5 and 15 minute load averages when the run ended. */
     loadAverage: loadavg().map((l) => Number(l.toFixed(2))),
-    defaults: DIARIZE_DEFAULTS,
+    speaker: (await (encoder ??= testSpeakerEncoder(speakerModel))).dims.model,
+    defaults: { ...DIARIZE_DEFAULTS, ...ENCODER_TUNING[(await encoder).dims.model], ...tuning },
     sets,
   };
   mkdirSync(`${root}bench/results`, { recursive: true });

@@ -247,13 +247,18 @@ export interface NativeEncoder {
   close(): void;
 }
 
-/** The GE2E speaker encoder (native/core/speaker_encoder.h), on its own native thread; calls run one after another. */
+/**
+ * A speaker encoder, GE2E (native/core/speaker_encoder.h) or CAM++ (native/core/campplus.h), on its
+ * own native thread; calls run one after another.
+ */
 export interface NativeSpeakerEncoder {
   readonly dims: {
     mels: number;
     hidden: number;
     layers: number;
     embedding: number;
+    /** Which network the weights file holds: diarization's constants depend on it. */
+    model: 'ge2e' | 'campplus';
     partialFrames: number;
     maxPartialFrames: number;
   };
@@ -269,7 +274,7 @@ export interface NativeSpeakerEncoder {
 export interface NativeBinding {
   Engine: new () => NativeEngine;
   Encoder: new () => NativeEncoder;
-  /** Absent only in test fakes. `weights`: the bytes of a DMSPKENC file; a bad file throws code 'load_failed'. */
+  /** Absent only in test fakes. `weights`: a DMSPKENC or DMSPKCAM file's bytes; a bad file throws 'load_failed'. */
   SpeakerEncoder?: new (weights: Uint8Array) => NativeSpeakerEncoder;
   /**
    * Writes `output`: GGUF `input` rewritten by llama.cpp's quantizer in `mixture`, except tensors whose

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace speaker {
@@ -26,13 +27,30 @@ struct Dims {
   int mels = 0, hidden = 0, layers = 0, embedding = 0;
 };
 
-class Encoder {
+// A speaker encoder: GE2E (Encoder, below) or CAM++ (campplus.h). Both take the same
+// partials and write L2-normalised rows.
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual const Dims &dims() const = 0;
+  // "ge2e" or "campplus": the caller's clustering constants depend on the embedding space.
+  virtual const char *name() const = 0;
+  virtual void embed(const float *pcm, size_t samples, float gain, const int32_t *starts, const int32_t *lengths,
+                     size_t count, float *out) const = 0;
+};
+
+// The encoder a weights file holds, chosen by its magic ("DMSPKENC" GE2E, "DMSPKCAM" CAM++);
+// throws std::runtime_error naming the problem.
+std::unique_ptr<const Model> load(const uint8_t *data, size_t size);
+
+class Encoder : public Model {
  public:
   // Parses and checks the bytes of a weights file (not kept); throws std::runtime_error
   // naming the problem.
   Encoder(const uint8_t *data, size_t size);
 
-  const Dims &dims() const { return dims_; }
+  const Dims &dims() const override { return dims_; }
+  const char *name() const override { return "ge2e"; }
 
   // Embeds partial utterances of `pcm` (16 kHz mono, samples in [-1, 1]).
   // Partial p covers mel frames [starts[p], starts[p] + lengths[p]): frame f is centred on
@@ -44,7 +62,7 @@ class Encoder {
   // std::invalid_argument for a negative start or a length outside 1..kMaxPartialFrames.
   // Thread safety: const; any number of threads may embed with one Encoder at once.
   void embed(const float *pcm, size_t samples, float gain, const int32_t *starts, const int32_t *lengths, size_t count,
-             float *out) const;
+             float *out) const override;
 
   // The 40-channel power mel spectrogram frames [first, first + n) of pcm * gain, frame-major
   // (n x mels). Exposed for the reference comparison.

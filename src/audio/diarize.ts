@@ -6,8 +6,9 @@
 //      often apart by 0.1-0.3 s). The word spans are the voice activity: no separate VAD runs.
 //   2. Segments: runs cut evenly into pieces of at most `segmentSeconds`, so a turn change
 //      without a pause spoils one short piece, not a whole run.
-//   3. Each segment's embedding is the normalised mean of GE2E embeddings of 1.6 s windows
-//      sliding over it (resemblyzer's embed_utterance; native/speaker_encoder.cpp).
+//   3. Each segment's embedding is the normalised mean of the speaker encoder's embeddings of
+//      1.6 s windows sliding over it (CAM++, native/core/campplus.cpp; or GE2E,
+//      native/core/speaker_encoder.cpp, as resemblyzer's embed_utterance).
 //   4. Agglomerative clustering of the segments by cosine similarity, average linkage weighted
 //      by duration, with a merge threshold that follows how alike one voice's segments are in
 //      this recording (cluster); then clusters with too little speech join the nearest voice,
@@ -24,7 +25,9 @@ export interface DiarizeOptions {
   /** The speaker encoder: a request's Round.speakers, so its work is admitted with the request. */
   readonly encoder: SpeakerEmbedder;
   /** Changes to the clustering constants (bench/diarize.ts measures them). */
-  readonly tuning?: Partial<Tuning & { pauseSeconds: number; segmentSeconds: number }>;
+  readonly tuning?: Partial<
+    Tuning & { pauseSeconds: number; segmentSeconds: number; hopSeconds: number; minWindowSeconds: number }
+  >;
 }
 
 export interface Tuning {
@@ -38,22 +41,43 @@ export interface Tuning {
   readonly minSpeakerSeconds: number;
 }
 
+/** Clustering constants per encoder: its embedding space sets how alike one voice's segments are. */
+export const ENCODER_TUNING: Readonly<
+  Record<'ge2e' | 'campplus', Tuning & { hopSeconds: number; minWindowSeconds: number }>
+> = Object.freeze({
+  /** Chosen from bench/diarize.ts (see docs/audio.md, "Speakers"). */
+  ge2e: Object.freeze({
+    threshold: 0.8,
+    margin: 0.09,
+    sameVoice: 0.92,
+    minSpeakerSeconds: 2.5,
+    hopSeconds: 0.4,
+    minWindowSeconds: 0.4,
+  }),
+  /**
+   * Chosen on seeds 1 and 7 of bench/diarize.ts (docs/audio.md, "Speakers"): CAM++ pieces of one
+   * voice are less alike than GE2E's (0.6-0.7 with 1.6 s of context) but further from other voices.
+   * Short segments get a 1.6 s window around their middle (0.4 s ones embed too noisily), and a
+   * voice needs only 1.5 s of speech: short-turn dialogs give a voice 2 turns of 2-5 s.
+   */
+  campplus: Object.freeze({
+    threshold: 0.6,
+    margin: 0.15,
+    sameVoice: 0.85,
+    minSpeakerSeconds: 1.5,
+    hopSeconds: 0.4,
+    minWindowSeconds: 1.6,
+  }),
+});
+
 export const DIARIZE_DEFAULTS = Object.freeze({
-  /** Clustering constants, chosen from bench/diarize.ts (see docs/audio.md, "Speakers"). */
-  threshold: 0.8,
-  margin: 0.09,
-  sameVoice: 0.92,
-  minSpeakerSeconds: 2.5,
+  ...ENCODER_TUNING.ge2e,
   /** A silence this long between two words splits a run, s. */
   pauseSeconds: 0.15,
   /** Longest segment, s. */
   segmentSeconds: 6,
-  /** Window length, s: the encoder's training length. */
+  /** Window length, s: GE2E's training length. */
   windowSeconds: 1.6,
-  /** Step between windows of one segment, s (raised for long files so at most maxWindows are embedded). */
-  hopSeconds: 0.4,
-  /** Shortest window, s: shorter segments are widened around their middle. */
-  minWindowSeconds: 0.4,
   /** Cap on embedded windows per file (bounds the encoder's work on long files). */
   maxWindows: 4000,
   /** Windows per native call; cancellation is checked between calls. */
@@ -79,9 +103,9 @@ export async function diarize(pcm: Float32Array, words: readonly Span[], options
     const start = Math.min(Math.max(w.start, 0), duration);
     return { start, end: Math.min(Math.max(w.end, start), duration) };
   });
-  const tuning = { ...DIARIZE_DEFAULTS, ...options.tuning };
+  const tuning = { ...DIARIZE_DEFAULTS, ...ENCODER_TUNING[options.encoder.dims.model], ...options.tuning };
   const segments = segmentsOf(speechRuns(clamped, tuning.pauseSeconds), clamped, tuning.segmentSeconds);
-  const windows = windowsOf(segments);
+  const windows = windowsOf(segments, tuning.hopSeconds, tuning.minWindowSeconds);
   const dim = options.encoder.dims.embedding;
   const windowEmbeddings = await embedWindows(options.encoder, pcm, windows, options.signal);
   const embeddings = segmentEmbeddings(windowEmbeddings, windows, segments.length, dim);
@@ -138,10 +162,10 @@ interface Window extends Span {
 }
 
 /** Windows over every segment, evenly spaced so the first starts and the last ends with it. */
-function windowsOf(segments: readonly Span[]): Window[] {
-  const { windowSeconds, minWindowSeconds, maxWindows } = DIARIZE_DEFAULTS;
+function windowsOf(segments: readonly Span[], hopSeconds: number, minWindowSeconds: number): Window[] {
+  const { windowSeconds, maxWindows } = DIARIZE_DEFAULTS;
   const speech = segments.reduce((s, r) => s + Math.max(r.end - r.start, minWindowSeconds), 0);
-  const hop = Math.max(DIARIZE_DEFAULTS.hopSeconds, speech / maxWindows);
+  const hop = Math.max(hopSeconds, speech / maxWindows);
   const windows: Window[] = [];
   segments.forEach((r, segment) => {
     const length = r.end - r.start;

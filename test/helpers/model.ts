@@ -42,8 +42,8 @@ export const SMALL_LOAD = Object.freeze({
 });
 
 /** The speaker encoder `npm test` pulled, outside an engine (for diarization's own tests). */
-export async function testSpeakerEncoder(): Promise<SpeakerEmbedder> {
-  const path = await resolveModel(DEFAULT_SPEAKER_MODEL, { cacheDir: loadConfig().cacheDir, offline: true });
+export async function testSpeakerEncoder(model = DEFAULT_SPEAKER_MODEL): Promise<SpeakerEmbedder> {
+  const path = await resolveModel(model, { cacheDir: loadConfig().cacheDir, offline: true });
   return new (loadBinding().SpeakerEncoder!)(await readFile(path));
 }
 

@@ -20,7 +20,7 @@ const LAYERS = 3;
 const EMBEDDING = 256;
 
 /** A tensor as a checkpoint describes it: a view of one storage. */
-interface TensorRef {
+export interface TensorRef {
   storage: string; // storage key
   storageType: string; // e.g. FloatStorage
   offset: number; // elements
@@ -96,11 +96,11 @@ export function convertResemblyzerCheckpoint(pt: Buffer): Buffer {
 const MARK = Symbol('mark');
 
 /**
- * Just enough of Python's pickle (protocol 2, the opcodes torch's legacy format uses) to read a
- * checkpoint's structure. Dicts become Maps; torch's tensor rebuild becomes a TensorRef; any
- * other class or call becomes an inert description.
+ * Just enough of Python's pickle (protocol 2, the opcodes torch's legacy and zip formats use) to
+ * read a checkpoint's structure. Dicts become Maps; torch's tensor rebuild becomes a TensorRef;
+ * any other class or call becomes an inert description.
  */
-class PickleReader {
+export class PickleReader {
   offset = 0;
   constructor(private readonly buf: Buffer) {}
 
