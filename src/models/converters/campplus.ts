@@ -5,7 +5,7 @@
 // The model store runs this (converter 'campplus-speaker'); neither Python nor torch is needed.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PickleReader, type TensorRef } from './speaker.js';
+import { PickleReader, tensorRef } from './speaker.js';
 
 export const CAMPPLUS_CHECKPOINT = 'campplus_cn_en_common.pt';
 
@@ -57,13 +57,7 @@ export function convertCamplusCheckpoint(pt: Buffer): Buffer {
   if (!(state instanceof Map)) throw new Error('checkpoint is not a state_dict');
   const used = new Set<string>();
   const tensor = (name: string, shape: number[]): Float64Array => {
-    const ref = state.get(name) as TensorRef | undefined;
-    if (!ref || !Array.isArray(ref.size)) throw new Error(`checkpoint lacks tensor ${name}`);
-    if (ref.storageType !== 'FloatStorage') throw new Error(`${name} is ${ref.storageType}, expected FloatStorage`);
-    if (ref.size.join('x') !== shape.join('x'))
-      throw new Error(`${name} has shape ${ref.size.join('x')}, expected ${shape.join('x')}`);
-    const contiguous = shape.map((_, i) => shape.slice(i + 1).reduce((a, b) => a * b, 1));
-    if (ref.stride.join(',') !== contiguous.join(',')) throw new Error(`${name} is not contiguous`);
+    const ref = tensorRef(state, name, shape);
     const data = members.get(`${root}data/${ref.storage}`);
     const n = shape.reduce((a, b) => a * b, 1);
     if (!data || 4 * (ref.offset + n) > data.length) throw new Error(`${name} points outside its storage`);

@@ -28,6 +28,18 @@ export interface TensorRef {
   stride: number[];
 }
 
+/** The float32 tensor `name` of a state_dict, checked to have `shape` and to be contiguous. */
+export function tensorRef(state: Map<unknown, unknown>, name: string, shape: number[]): TensorRef {
+  const ref = state.get(name) as TensorRef | undefined;
+  if (!ref || !Array.isArray(ref.size)) throw new Error(`checkpoint lacks tensor ${name}`);
+  if (ref.storageType !== 'FloatStorage') throw new Error(`${name} is ${ref.storageType}, expected FloatStorage`);
+  if (ref.size.join('x') !== shape.join('x'))
+    throw new Error(`${name} has shape ${ref.size.join('x')}, expected ${shape.join('x')}`);
+  const contiguous = shape.map((_, i) => shape.slice(i + 1).reduce((a, b) => a * b, 1));
+  if (ref.stride.join(',') !== contiguous.join(',')) throw new Error(`${name} is not contiguous`);
+  return ref;
+}
+
 /**
  * Converts resemblyzer's `pretrained.pt` into the DMSPKENC layout (see native/speaker_encoder.h):
  * header, then per LSTM layer W_ih, W_hh and b_ih + b_hh, then the linear layer; float32 LE.
@@ -56,13 +68,7 @@ export function convertResemblyzerCheckpoint(pt: Buffer): Buffer {
   const state = checkpoint.get('model_state');
   if (!(state instanceof Map)) throw new Error('checkpoint has no model_state');
   const tensor = (name: string, shape: number[]): Float32Array => {
-    const ref = state.get(name) as TensorRef | undefined;
-    if (!ref || !Array.isArray(ref.size)) throw new Error(`checkpoint lacks tensor ${name}`);
-    if (ref.storageType !== 'FloatStorage') throw new Error(`${name} is ${ref.storageType}, expected FloatStorage`);
-    if (ref.size.join('x') !== shape.join('x'))
-      throw new Error(`${name} has shape ${ref.size.join('x')}, expected ${shape.join('x')}`);
-    const contiguous = shape.map((_, i) => shape.slice(i + 1).reduce((a, b) => a * b, 1));
-    if (ref.stride.join(',') !== contiguous.join(',')) throw new Error(`${name} is not contiguous`);
+    const ref = tensorRef(state, name, shape);
     const data = storages.get(ref.storage);
     const n = shape.reduce((a, b) => a * b, 1);
     if (!data || ref.offset + n > data.length) throw new Error(`${name} points outside its storage`);
