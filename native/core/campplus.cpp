@@ -100,8 +100,8 @@ void power_spectrum(const float *frame, const float *cos_t, const float *sin_t, 
 }
 
 // 1-D convolution of x [in x T] (zero padding `pad`, stride, dilation) into out [conv.out x To].
-void conv1d(const CamPlus::Conv &conv, const float *x, int T, int stride, int pad, int dilation, std::vector<float> &col,
-            float *out, int To) {
+void conv1d(const CamPlus::Conv &conv, const float *x, int T, int stride, int pad, int dilation,
+            std::vector<float> &col, float *out, int To) {
   const int k = conv.k;
   if (k == 1 && stride == 1 && pad == 0) {
     gemm(conv.out, conv.in, T, conv.w.data(), x, T, out, false);
@@ -268,7 +268,7 @@ std::vector<float> CamPlus::fbank(const float *pcm, size_t samples, float gain, 
       mean += frame[j];
     }
     mean /= kFrame;
-    for (int j = 0; j < kFrame; j++) frame[j] -= (float)mean;  // remove the DC offset
+    for (int j = 0; j < kFrame; j++) frame[j] -= (float)mean;               // remove the DC offset
     for (int j = kFrame - 1; j > 0; j--) frame[j] -= 0.97f * frame[j - 1];  // pre-emphasis
     frame[0] -= 0.97f * frame[0];
     for (int j = 0; j < kFrame; j++) frame[j] *= window_[j];

@@ -29,8 +29,8 @@ class CamPlus : public Model {
   // a band's energy meets the log floor (FLT_EPSILON); it is applied so that a quiet file and
   // its levelled copy embed alike. Frame f covers samples [f * kHop - 200, f * kHop + 200)
   // (centred on f * kHop, as Encoder's); samples outside the audio are zeros.
-  void embed(const float *pcm, size_t samples, float gain, const int32_t *starts, const int32_t *lengths,
-             size_t count, float *out) const override;
+  void embed(const float *pcm, size_t samples, float gain, const int32_t *starts, const int32_t *lengths, size_t count,
+             float *out) const override;
 
   // The mean-normalised log fbank of frames [first, first + n) of pcm * gain, frame-major (n x 80).
   std::vector<float> fbank(const float *pcm, size_t samples, float gain, int first, int n) const;
