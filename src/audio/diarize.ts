@@ -110,7 +110,7 @@ export async function diarize(pcm: Float32Array, words: readonly Span[], options
   const windowEmbeddings = await embedWindows(options.encoder, pcm, windows, options.signal);
   const embeddings = segmentEmbeddings(windowEmbeddings, windows, segments.length, dim);
   const weights = segments.map((s) => Math.max(s.end - s.start, DIARIZE_DEFAULTS.minWindowSeconds));
-  const labels = speakersOf(embeddings, dim, weights, tuning);
+  const labels = speakersOf(embeddings, dim, weights, heardBy(windows, segments.length), tuning);
   const voices = new Map([...groupsOf(embeddings, dim, weights, labels)].map(([l, g]) => [l, g.centroid]));
   return firstHeardOrder(assignWords(clamped, segments, windows, windowEmbeddings, voices, labels), clamped);
 }
@@ -230,6 +230,16 @@ function segmentEmbeddings(
   return out;
 }
 
+/** Per segment, the stretch of audio its windows cover. */
+function heardBy(windows: readonly Window[], segments: number): Span[] {
+  const out = Array.from({ length: segments }, () => ({ start: Infinity, end: -Infinity }));
+  for (const w of windows) {
+    out[w.segment].start = Math.min(out[w.segment].start, w.start);
+    out[w.segment].end = Math.max(out[w.segment].end, w.end);
+  }
+  return out;
+}
+
 /** Cosine similarity of every pair of rows (rows are L2-normalised), n x n. */
 function similarities(embeddings: Float32Array, dim: number): Float32Array {
   const n = embeddings.length / dim;
@@ -249,18 +259,25 @@ function similarities(embeddings: Float32Array, dim: number): Float32Array {
  * Average-linkage agglomerative clustering on cosine similarity, each row weighted (by its
  * duration), merging while the two closest clusters are at least min(threshold, typical - margin)
  * alike. `typical` is the weighted median, over segments, of a segment's similarity to its most
- * alike segment not next to it in time: how alike one voice's turns are in this recording.
- * Recordings differ in that (a clean synthetic voice ~0.9; a reverberant or telephone voice
- * 0.7-0.8), so a fixed threshold either splits the one or joins the other. Returns a cluster id
- * (a representative row) per row. Each cluster remembers its most similar neighbour, so a merge
- * costs O(n) plus a rescan of the clusters that pointed at the pair.
+ * alike segment whose windows do not overlap its own (`heard`: the audio each segment's windows
+ * cover; overlapping windows share audio and look alike whoever speaks): how alike one voice's
+ * turns are in this recording. Recordings differ in that (a clean synthetic voice ~0.9; a
+ * reverberant or telephone voice 0.7-0.8), so a fixed threshold either splits the one or joins the
+ * other. Returns a cluster id (a representative row) per row. Each cluster remembers its most
+ * similar neighbour, so a merge costs O(n) plus a rescan of the clusters that pointed at the pair.
  */
-function cluster(similarity: Float32Array, weights: readonly number[], tuning: Tuning): number[] {
+function cluster(
+  similarity: Float32Array,
+  weights: readonly number[],
+  heard: readonly Span[],
+  tuning: Tuning,
+): number[] {
   const n = weights.length;
   const sim = similarity.slice();
+  const apart = (i: number, j: number) => heard[j].start >= heard[i].end || heard[i].start >= heard[j].end;
   const alike = weights.map((_, i) => {
     let most = -1;
-    for (let j = 0; j < n; j++) if (Math.abs(j - i) > 1) most = Math.max(most, sim[i * n + j]);
+    for (let j = 0; j < n; j++) if (j !== i && apart(i, j)) most = Math.max(most, sim[i * n + j]);
     for (let j = 0; most < 0 && j < n; j++) if (j !== i) most = Math.max(most, sim[i * n + j]);
     return most;
   });
@@ -308,9 +325,15 @@ function weightedMedian(values: readonly number[], weights: readonly number[]): 
  * Speakers of the segments: clustered (cluster), small clusters folded in and segments moved to
  * their nearest voice (refine), then voices at least sameVoice alike joined. A speaker id per row.
  */
-function speakersOf(embeddings: Float32Array, dim: number, weights: readonly number[], tuning: Tuning): number[] {
+function speakersOf(
+  embeddings: Float32Array,
+  dim: number,
+  weights: readonly number[],
+  heard: readonly Span[],
+  tuning: Tuning,
+): number[] {
   if (weights.length < 2) return weights.map(() => 0);
-  const fine = cluster(similarities(embeddings, dim), weights, tuning);
+  const fine = cluster(similarities(embeddings, dim), weights, heard, tuning);
   return joinAlike(embeddings, dim, weights, refine(embeddings, dim, weights, fine, tuning), tuning.sameVoice);
 }
 
