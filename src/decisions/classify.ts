@@ -23,12 +23,23 @@ const SYSTEM =
   'You classify texts. Choose the one label that best describes what the text is: its purpose or topic. ' +
   'When several labels could apply, choose the most specific one. Reply with the label exactly as written, nothing else.';
 
-// Orders the labels are read in when the first reading is close: the list shifted by a third and
-// by two thirds, so every label is read near the top, the middle and the end. Close means the top
-// two calibrated scores are within CLOSE nats (a likelihood ratio under 3).
-const OTHER_SHIFTS = [1, 2];
+// When the first reading is close (the top two calibrated scores within CLOSE nats, a likelihood
+// ratio under 3), the labels are read again in ORDERS orders that depend only on the label set:
+// sorted by a hash of their names, then that list shifted by a third and by two thirds, so every
+// label is read near the top, the middle and the end. The decision is their average, so a close
+// case is decided the same however the request lists its labels.
 const ORDERS = 3;
 const CLOSE = Math.log(3);
+
+/** The labels in an order of their own, whatever order they came in: by FNV-1a hash of the name. */
+function setOrder(labels: Label[]): Label[] {
+  const hash = (s: string) => {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+    return h;
+  };
+  return [...labels].sort((a, b) => hash(a.name) - hash(b.name) || (a.name < b.name ? -1 : 1));
+}
 
 /** The labels listed from the k-th third on, wrapping around. */
 function rotated(labels: Label[], k: number): Label[] {
@@ -55,25 +66,35 @@ export class Classify {
   private readonly prompt: Prompt;
   private readonly reader: Reader;
   private readonly priors: LabelPriors;
-  private readonly otherOrders: LabelPriors; // the priors of the labels listed in the other orders
+  private readonly setOrders: LabelPriors; // the priors of the labels listed in the set's own orders
 
   constructor(private readonly engine: Engine) {
     this.prompt = new Prompt(engine, SYSTEM);
     this.reader = new Reader(engine);
     this.priors = new LabelPriors(engine, (text, labels) => this.job(text, labels));
-    this.otherOrders = new LabelPriors(engine, (text, labels) => this.job(text, labels, OTHER_SHIFTS));
+    this.setOrders = new LabelPriors(engine, (text, labels) => this.setOrdersJob(text, labels));
   }
 
   /**
    * The job that scores every label for one text (a sample of it when it is long): one branch per
-   * order the labels are listed in (cyclic shifts, see rotated), each scoring the same options.
+   * order the labels are listed in, each scoring the same options (in the request's order).
    */
-  private job(text: string, labels: Label[], shifts: number[] = [0]): ScoreJob {
+  private job(text: string, labels: Label[], listings: Label[][] = [labels]): ScoreJob {
     return {
       prefix: this.prompt.prefix(`Text: ${this.reader.sample(text).text}\n\n`),
-      branches: shifts.map((k) => this.prompt.branch(`Labels:\n${labelList(rotated(labels, k))}\n\nThe best label:`)),
+      branches: listings.map((l) => this.prompt.branch(`Labels:\n${labelList(l)}\n\nThe best label:`)),
       options: this.prompt.choices(labels.map((l) => l.name)),
     };
+  }
+
+  /** The labels read in the set's own orders (setOrder, rotated): a close case's second reading. */
+  private setOrdersJob(text: string, labels: Label[]): ScoreJob {
+    const own = setOrder(labels);
+    return this.job(
+      text,
+      labels,
+      Array.from({ length: ORDERS }, (_, k) => rotated(own, k)),
+    );
   }
 
   /**
@@ -91,15 +112,15 @@ export class Classify {
     const first = scored.map((r) => calibrated(r.logprobs, prior));
     const withEvidence = (z: number[], i: number): number[] => (evidence ? z.map((x, k) => x + evidence[i]![k]!) : z);
     // A small model prefers labels by their place in the list; where the first reading is close,
-    // the labels are read again in the other orders and each label's score is averaged over all.
+    // the labels are read again in the set's own orders and the decision is their average.
     const close = texts.flatMap((_, i) => (labels.length > 2 && gap(withEvidence(first[i]!, i)) < CLOSE ? [i] : []));
     if (close.length > 0) {
-      const [otherPrior, again] = await Promise.all([
-        this.otherOrders.of(labels),
-        score(close.map((i) => this.job(texts[i]!, labels, OTHER_SHIFTS))),
+      const [setPrior, again] = await Promise.all([
+        this.setOrders.of(labels),
+        score(close.map((i) => this.setOrdersJob(texts[i]!, labels))),
       ]);
       close.forEach((i, j) => {
-        first[i] = mean([first[i]!, ...rows(calibrated(again[j]!.logprobs, otherPrior), labels.length)]);
+        first[i] = mean(rows(calibrated(again[j]!.logprobs, setPrior), labels.length));
         scored[i] = {
           ...scored[i]!,
           promptTokens: scored[i]!.promptTokens + again[j]!.promptTokens,

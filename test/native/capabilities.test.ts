@@ -38,6 +38,22 @@ t.test('classify tells apart labels that begin with the same words', async (t) =
     t.ok(Math.abs(Object.values(r.scores).reduce((a, b) => a + b, 0) - 1) < 1e-9, 'scores sum to 1');
 });
 
+t.test('a close classify is decided the same whatever order the labels come in', async (t) => {
+  // Near-synonyms: no reading is clear, so every order is decided by the label set's own orders.
+  const labels = ['complaint', 'grievance', 'objection', 'protest'];
+  const text = 'I am not happy about how this was handled.';
+  const decided = [];
+  for (let k = 0; k < labels.length; k++) {
+    const listed = [...labels.slice(k), ...labels.slice(0, k)].reverse();
+    decided.push(
+      (await s.classify.run({ text, labels: listed })).body as { label: string; scores: Record<string, number> },
+    );
+  }
+  t.same(new Set(decided.map((d) => d.label)).size, 1, `one label in every order: ${decided.map((d) => d.label)}`);
+  for (const d of decided.slice(1))
+    for (const l of labels) t.ok(Math.abs(d.scores[l]! - decided[0]!.scores[l]!) < 1e-6, `${l}: the same score`);
+});
+
 t.test('classify-tree descends into the winner', async (t) => {
   const tree = {
     order: { description: 'orders and deliveries', labels: { damaged: 'arrived broken', late: 'delivery is late' } },
