@@ -19,6 +19,7 @@ import { basename, dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { calibration, IDENTITY } from '../src/decisions/distribution.js';
+import { fnv1a } from '../src/decisions/hash.js';
 import { open, type DecisionMachine } from '../src/index.js';
 import { DEFAULT_DECISION_MODEL } from '../src/models/manifest.js';
 import { judges, type Decision } from './eval-judges.js';
@@ -61,13 +62,6 @@ const { values } = parseArgs({
 });
 if (values.half && values.half !== 'fit' && values.half !== 'report') throw new Error('--half is fit or report');
 
-/** FNV-1a of the id: decides the half and the order a limited subset is drawn in. */
-function hash(id: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-
 function readCases(files: string[]): Case[] {
   return files.flatMap((file) => {
     if (!existsSync(file)) throw new Error(`no such file: ${file}`);
@@ -104,13 +98,13 @@ function selected(all: Case[], cap: string): Case[] {
     (c) =>
       c.cap === base &&
       (!sets || sets.includes(c.set!)) &&
-      (!values.half || hash(c.id) % 2 === (values.half === 'fit' ? 0 : 1)) &&
+      (!values.half || fnv1a(c.id) % 2 === (values.half === 'fit' ? 0 : 1)) &&
       (!LONG[cap] || typeof c.req.text === 'string'),
   );
   const bySet = new Map<string, Case[]>();
   for (const c of keep) bySet.set(c.set!, [...(bySet.get(c.set!) ?? []), c]);
   return [...bySet.values()].flatMap((cs) =>
-    (Number.isFinite(limit) ? [...cs].sort((a, b) => hash(a.id) - hash(b.id)).slice(0, limit) : cs).map((c) =>
+    (Number.isFinite(limit) ? [...cs].sort((a, b) => fnv1a(a.id) - fnv1a(b.id)).slice(0, limit) : cs).map((c) =>
       LONG[cap] ? { ...c, set: `${c.set}/20k`, req: { ...c.req, text: inHaystack(String(c.req.text)) } } : c,
     ),
   );

@@ -10,6 +10,7 @@ import { charsOf, type Billed } from './billing.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { calibrated, LabelPriors } from './label-priors.js';
 import { labelChars, labelList, labelsOf, type Label } from './labels.js';
+import { fnv1a } from './hash.js';
 import { Prompt } from './prompt.js';
 import { shaped, textsOf } from './texts.js';
 import { Reader } from './windows.js';
@@ -33,12 +34,7 @@ const CLOSE = Math.log(3);
 
 /** The labels in an order of their own, whatever order they came in: by FNV-1a hash of the name. */
 function setOrder(labels: Label[]): Label[] {
-  const hash = (s: string) => {
-    let h = 0x811c9dc5;
-    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-    return h;
-  };
-  return [...labels].sort((a, b) => hash(a.name) - hash(b.name) || (a.name < b.name ? -1 : 1));
+  return [...labels].sort((a, b) => fnv1a(a.name) - fnv1a(b.name) || (a.name < b.name ? -1 : 1));
 }
 
 /** The labels listed from the k-th third on, wrapping around. */
