@@ -2,8 +2,9 @@
 // GGUF, asking the same question and reading the probabilities of the first answer token
 // (`/completion`, `n_predict: 1`, `n_probs`). Both answer the same yes-no and classify items of
 // the development set with short texts, called alternately (so shared-CPU noise hits both alike),
-// with the same slots, threads, context and batch. Prints p50 latency and accuracy of both and the
-// ratio; writes bench/results/peer.json and the chart docs/peer.svg.
+// with the same slots, threads, context and batch. Prints p50 latency and accuracy of both, the
+// ratio of the p50s and the median of the per-item ratios (each item timed on both sides back to
+// back, so it moves less with the machine's load); writes bench/results/peer.json and docs/peer.svg.
 //
 //   node dist/bench/peer.js [--items 40] [--port 18600] [--eval ../shared/eval] [--min-chars 150] [--max-chars 450]
 import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -170,9 +171,10 @@ const report: Record<string, unknown> = {
 const rows: {
   cap: string;
   n: number;
-  service: { p50Ms: number; accuracy: number };
-  peer: { p50Ms: number; accuracy: number };
+  service: { p50Ms: number; accuracy: number; ms: number[] };
+  peer: { p50Ms: number; accuracy: number; ms: number[] };
   ratio: number;
+  pairedRatio: number;
 }[] = [];
 try {
   for (const cap of ['yes-no', 'classify'] as const) {
@@ -196,9 +198,17 @@ try {
         if (r.got === gold(item)) side.ok++;
       }
     }
-    const service = { p50Ms: p50(s.ms), accuracy: s.ok / list.length };
-    const peerSide = { p50Ms: p50(q.ms), accuracy: q.ok / list.length };
-    rows.push({ cap, n: list.length, service, peer: peerSide, ratio: service.p50Ms / peerSide.p50Ms });
+    const service = { p50Ms: p50(s.ms), accuracy: s.ok / list.length, ms: s.ms.map(Math.round) };
+    const peerSide = { p50Ms: p50(q.ms), accuracy: q.ok / list.length, ms: q.ms.map(Math.round) };
+    const paired = p50(s.ms.map((ms, i) => ms / q.ms[i]!));
+    rows.push({
+      cap,
+      n: list.length,
+      service,
+      peer: peerSide,
+      ratio: service.p50Ms / peerSide.p50Ms,
+      pairedRatio: paired,
+    });
   }
 } finally {
   peer.stop();
@@ -208,13 +218,13 @@ try {
 report.capabilities = rows;
 
 console.log(
-  `| ${report.model}, ${config.slots} slots x ${config.threads} threads | items | service p50 | llama-server p50 | service / llama-server | service accuracy | llama-server accuracy |`,
+  `| ${report.model}, ${config.slots} slots x ${config.threads} threads | items | service p50 | llama-server p50 | service / llama-server | per item, median | service accuracy | llama-server accuracy |`,
 );
-console.log('|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|');
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 for (const r of rows)
   console.log(
-    `| ${r.cap} | ${r.n} | ${r.service.p50Ms.toFixed(0)} ms | ${r.peer.p50Ms.toFixed(0)} ms | ${r.ratio.toFixed(2)}x | ${pct(r.service.accuracy)} | ${pct(r.peer.accuracy)} |`,
+    `| ${r.cap} | ${r.n} | ${r.service.p50Ms.toFixed(0)} ms | ${r.peer.p50Ms.toFixed(0)} ms | ${r.ratio.toFixed(2)}x | ${r.pairedRatio.toFixed(2)}x | ${pct(r.service.accuracy)} | ${pct(r.peer.accuracy)} |`,
   );
 mkdirSync(`${root}bench/results`, { recursive: true });
 writeFileSync(`${root}bench/results/peer.json`, `${JSON.stringify(report, null, 2)}\n`);
