@@ -19,7 +19,7 @@ std::vector<Decoder::Item> Decoder::begin(const Tokens &prefix) {
   if (prompts_ != nullptr) {
     // Kept when the new prompt is another kind (other instructions), not the same kind on a new
     // text: a loop over texts would otherwise copy out every prompt it moves past.
-    if (cached_.size() > common + PromptCache::kMinGain && common < cached_.size() / 2) prompts_->save(ctx_, cached_);
+    if (cached_.size() > common + PromptCache::kMinLoad && common < cached_.size() / 2) prompts_->save(ctx_, cached_);
     if (auto held = prompts_->load(ctx_, prefix, common)) {
       common = *held;
       cached_.assign(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(common));

@@ -37,7 +37,7 @@ void PromptCache::save(llama_context *ctx, const Tokens &tokens) {
 
 std::optional<size_t> PromptCache::load(llama_context *ctx, const Tokens &prompt, size_t have) {
   std::shared_ptr<const Entry> best;
-  size_t best_n = have + kMinGain;
+  size_t best_n = have + kMinLoad;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto best_it = entries_.end();
@@ -71,7 +71,7 @@ size_t PromptCache::borrow(llama_context *ctx, const Tokens &prompt, size_t have
   const size_t need = prompt.size() - std::min(have, prompt.size());
   llama_memory_t mem = llama_get_memory(ctx);
   // A model whose positions cannot be moved (M-RoPE, recurrent memory) reads every text itself.
-  if (!borrow_texts_ || need <= kMinGain || !llama_memory_can_shift(mem)) return 0;
+  if (!borrow_texts_ || need <= kMinBorrow || !llama_memory_can_shift(mem)) return 0;
   std::shared_ptr<const Entry> best;
   {
     std::lock_guard<std::mutex> lock(mu_);
