@@ -2,14 +2,7 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from './config.js';
 import { Engine } from './engine/engine.js';
-import { YesNo } from './decisions/yes-no.js';
-import { Classify } from './decisions/classify.js';
-import { ClassifyTree } from './decisions/classify-tree.js';
-import { Rate } from './decisions/rate.js';
-import { Answer } from './decisions/answer.js';
-import { Entities } from './decisions/entities.js';
-import { Verify } from './decisions/verify.js';
-import { Extract } from './decisions/extract.js';
+import { Opened, openCapabilities } from './decisions/capabilities.js';
 import { Chat } from './decisions/chat.js';
 import { resolveModel, storeOptions } from './models/store.js';
 import { DEFAULT_SPEAKER_MODEL, findModel } from './models/manifest.js';
@@ -51,22 +44,16 @@ export async function loadAudio(engine: Engine, config: Config): Promise<void> {
   await engine.loadSpeakerEncoder(speakerPath);
 }
 
-/** Every capability over one engine. */
+/** Every capability of the table (src/decisions/capabilities.ts) and chat over one engine. */
 export function decisions(engine: Engine): Service {
-  const classify = new Classify(engine);
-  const extract = new Extract(engine);
+  const opened = new Opened(engine);
+  const { decisions, bound } = openCapabilities(opened);
   return {
+    ...decisions,
     name: PACKAGE.name,
     version: PACKAGE.version,
     engine,
-    yesNo: new YesNo(engine),
-    classify,
-    classifyTree: new ClassifyTree(engine, classify),
-    rate: new Rate(engine),
-    answer: new Answer(engine),
-    entities: new Entities(engine),
-    verify: new Verify(engine),
-    extract,
-    chat: new Chat(engine, classify, extract),
+    capabilities: bound,
+    chat: new Chat(engine, opened.classify, opened.extract),
   };
 }

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { MAX_ITEMS, TextFields } from './common.js';
+import { MAX_ITEMS, TextFields, checkDecisions } from './common.js';
+import { capabilityApi, EXAMPLE_TEXT, results } from './capability.js';
 
 const Question = Type.String({ minLength: 1 });
 
@@ -26,3 +27,12 @@ export const AnswerResult = Type.Object(
   },
   { $id: 'AnswerResult' },
 );
+
+export const answerApi = capabilityApi({
+  name: 'answer',
+  summary: 'Which span of the text answers the question?',
+  request: AnswerRequest,
+  response: results(AnswerResult, true),
+  check: checkDecisions,
+  example: { text: EXAMPLE_TEXT, questions: ['Who paid?', 'Where?'] },
+});

@@ -1,6 +1,8 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import { ServiceError } from '../errors.js';
 import { TextFields } from './common.js';
 import { ClassifyResult, MAX_LABELS } from './classify.js';
+import { capabilityApi, EXAMPLE_TEXT, results } from './capability.js';
 
 export const MAX_TREE_DEPTH = 8;
 
@@ -42,8 +44,17 @@ export const ClassifyTreeResult = Type.Object(
   { $id: 'ClassifyTreeResult' },
 );
 
-/** Depth of a tree; requests deeper than MAX_TREE_DEPTH are refused (each level is a model call). */
-export function treeDepth(tree: Record<string, unknown>): number {
+/** Refuses a tree deeper than MAX_TREE_DEPTH levels: each level is one model call. */
+function checkDepth(input: Static<typeof ClassifyTreeRequest>): void {
+  if (treeDepth(input.tree) > MAX_TREE_DEPTH)
+    throw new ServiceError(
+      'invalid_request',
+      `tree: deeper than ${MAX_TREE_DEPTH} levels (each level is one model call)`,
+    );
+}
+
+/** Depth of a tree: 1 for a flat label set. */
+function treeDepth(tree: Record<string, unknown>): number {
   let depth = 0;
   for (const node of Object.values(tree)) {
     const labels =
@@ -52,3 +63,15 @@ export function treeDepth(tree: Record<string, unknown>): number {
   }
   return depth + 1;
 }
+
+export const classifyTreeApi = capabilityApi({
+  name: 'classify-tree',
+  summary: 'Which path through a label tree fits the text?',
+  request: ClassifyTreeRequest,
+  response: results(ClassifyTreeResult),
+  check: checkDepth,
+  example: {
+    text: EXAMPLE_TEXT,
+    tree: { money: { description: 'payments', labels: { paid: 'paid', refund: 'refunds' } }, other: 'anything else' },
+  },
+});

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Probability, TextFields } from './common.js';
+import { capabilityApi, EXAMPLE_TEXT, results } from './capability.js';
 
 export const MAX_LABELS = 64;
 
@@ -29,3 +30,11 @@ export const ClassifyResult = Type.Object(
   },
   { $id: 'ClassifyResult' },
 );
+
+export const classifyApi = capabilityApi({
+  name: 'classify',
+  summary: 'Which label fits the text?',
+  request: ClassifyRequest,
+  response: results(ClassifyResult),
+  example: { texts: [EXAMPLE_TEXT, 'hello'], labels: ['payment', 'greeting'] },
+});

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Probability, TextFields } from './common.js';
 import { MAX_LABELS } from './classify.js';
+import { capabilityApi, EXAMPLE_TEXT, results } from './capability.js';
 
 /** 1 to 64 type names, or type -> description. */
 const EntityTypes = Type.Union([
@@ -32,3 +33,11 @@ export const EntitiesResult = Type.Object(
   { entities: Type.Array(Entity, { description: 'sorted by start' }) },
   { $id: 'EntitiesResult' },
 );
+
+export const entitiesApi = capabilityApi({
+  name: 'entities',
+  summary: 'Which spans of the text are of the given types?',
+  request: EntitiesRequest,
+  response: results(EntitiesResult),
+  example: { text: EXAMPLE_TEXT, types: ['person', 'place'] },
+});

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { TextFields } from './common.js';
+import { capabilityApi, EXAMPLE_TEXT, results } from './capability.js';
 
 export const ExtractRequest = Type.Object(
   {
@@ -19,3 +20,14 @@ export const ExtractResult = Type.Object(
   { data: Type.Record(Type.String(), Type.Unknown(), { description: 'the filled schema; missing values are null' }) },
   { $id: 'ExtractResult' },
 );
+
+export const extractApi = capabilityApi({
+  name: 'extract',
+  summary: 'Fill a JSON Schema from the text.',
+  request: ExtractRequest,
+  response: results(ExtractResult),
+  example: {
+    text: EXAMPLE_TEXT,
+    schema: { type: 'object', properties: { payer: { type: 'string' }, amount: { type: 'number' } } },
+  },
+});

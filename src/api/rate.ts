@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Probability, TextFields } from './common.js';
+import { capabilityApi, EXAMPLE_TEXT, results } from './capability.js';
 
 export const RateRequest = Type.Object(
   {
@@ -23,3 +24,11 @@ export const RateResult = Type.Object(
   },
   { $id: 'RateResult' },
 );
+
+export const rateApi = capabilityApi({
+  name: 'rate',
+  summary: 'Where does the text sit on a scale?',
+  request: RateRequest,
+  response: results(RateResult),
+  example: { text: EXAMPLE_TEXT, scale: ['low', 'mid', 'high'] },
+});

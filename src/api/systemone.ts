@@ -1,17 +1,18 @@
 // The System One wire (POST /v1/systemone, as typesafe-sdk and jevcompat speak it): a `state` and
 // named typed questions, `noul` / `choice` / `score`. Validation failures are 422 with FastAPI's
-// `detail: [{ loc, msg, type }]`; other errors carry `detail: { error_type, message }` beside the
-// service's own `error: { code, message }`. The schemas below validate and produce /openapi.json.
+// `detail: [{ loc, msg, type }]` (SYSTEM_ONE_DIALECT, plugged into validate.ts's compile()); other
+// errors carry `detail: { error_type, message }` beside the service's own `error: { code, message }`
+// (systemOneError). The schemas below validate and produce /openapi.json.
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { ServiceError, type ErrorCode } from '../errors.js';
 import { MAX_ITEMS, MAX_TEXT, Probability } from './common.js';
+import { SYSTEM_ONE_MODELS } from './models.js';
+import type { Dialect } from './validate.js';
 
 export const SYSTEM_ONE_PATH = '/v1/systemone';
 export const SYSTEM_ONE_BATCH_PATH = '/v1/systemone/batch';
-/** The names a request may give the model: the System One clients' default and this service's id. */
-export const SYSTEM_ONE_MODELS = ['jev-latest', 'decision-machine-1'] as const;
 export const MAX_OPTIONS = 255;
 export const MAX_LEVELS = 10;
 export const IMAGES_UNSUPPORTED = 'images are not supported by this deployment';
@@ -100,16 +101,6 @@ export const SystemOneBatchRequest = Type.Object(
 
 export type Question = Static<typeof NoulQuestion> | Static<typeof ChoiceQuestion> | Static<typeof ScoreQuestion>;
 export type Content = Static<typeof Content>;
-export interface SystemOneInput {
-  model: string;
-  state: Content;
-  questions: Record<string, Question>;
-}
-export interface SystemOneBatchInput {
-  model: string;
-  states: Content[];
-  questions: Record<string, Question>;
-}
 
 const Answer = Type.Union(
   [
@@ -212,13 +203,28 @@ const check = {
   score: TypeCompiler.Compile(ScoreQuestion),
 };
 
-/** The request, or ValidationFailed with every issue found (up to 16), FastAPI-style. */
-export function validateSystemOne(body: unknown): SystemOneInput;
-export function validateSystemOne(body: unknown, batch: true): SystemOneBatchInput;
-export function validateSystemOne(body: unknown, batch = false): SystemOneInput | SystemOneBatchInput {
+/**
+ * System One's dialect: every issue found (up to 16), FastAPI-style, as 422 `detail[]`. The issues
+ * are read from the body whether or not the schema accepted it, so the rules the schema cannot
+ * state (a state's length as JSON, a noul asking nothing, an image asset) are listed with the rest.
+ */
+function dialect(batch: boolean): Dialect {
+  const refused = (body: unknown): ValidationFailed | undefined => {
+    const issues = issuesOf(body, batch);
+    return issues.length > 0 ? new ValidationFailed(issues.slice(0, 16)) : undefined;
+  };
+  return {
+    refuse: (errors, body) => refused(body) ?? new ValidationFailed([...errors].slice(0, 16).map((e) => issue([], e))),
+    rules: refused,
+  };
+}
+
+export const SYSTEM_ONE_DIALECT = { single: dialect(false), batch: dialect(true) };
+
+function issuesOf(body: unknown, batch: boolean): Issue[] {
   const issues: Issue[] = [];
   if (body === null || typeof body !== 'object' || Array.isArray(body))
-    throw new ValidationFailed([{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }]);
+    return [{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }];
   const top = batch ? check.batch : check.single;
   for (const e of top.Errors(body)) issues.push(issue([], e));
   const b = body as Record<string, unknown>;
@@ -266,8 +272,7 @@ export function validateSystemOne(body: unknown, batch = false): SystemOneInput 
       msg: 'String contains a lone surrogate (invalid Unicode)',
       type: 'string_unicode',
     });
-  if (issues.length > 0) throw new ValidationFailed(issues.slice(0, 16));
-  return body as SystemOneInput | SystemOneBatchInput;
+  return issues;
 }
 
 function questionIssues(id: string, q: unknown): Issue[] {

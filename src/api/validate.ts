@@ -1,5 +1,7 @@
-// Request validation at the edge: compiled TypeBox schemas, messages in the spec's form
-// `path: message`, at most three issues joined with "; ", path `body` for whole-object rules.
+// Request validation at the edge, for every route: one compile() of a TypeBox schema. A route
+// picks the dialect its clients read errors in (fastify's per-route error formatter): the spec's
+// `path: message` (at most three issues joined with "; ", path `body` for whole-object rules) by
+// default, System One's FastAPI `detail[]` for its routes (src/api/systemone.ts).
 import type { TSchema, Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
@@ -7,21 +9,48 @@ import { ServiceError } from '../errors.js';
 
 export type Validator<T> = (body: unknown) => T;
 
-export function compile<S extends TSchema>(schema: S): Validator<Static<S>> {
-  const checker = TypeCompiler.Compile(schema);
-  return (body) => {
-    if (checker.Check(body)) {
-      const bad = findIllFormed(body);
-      if (bad !== undefined) throw new ServiceError('invalid_request', `${bad} a lone surrogate (invalid Unicode)`);
-      return body;
-    }
+/** How a route's clients are told why their body is refused. */
+export interface Dialect {
+  /** The error for a body the schema refused; `errors` are TypeBox's, in document order. */
+  refuse(errors: Iterable<ValueError>, body: unknown): ServiceError;
+  /** The error for a body the schema accepted but the clients' rules do not (a lone surrogate...). */
+  rules(body: unknown): ServiceError | undefined;
+}
+
+export interface CompileOptions<T> {
+  dialect?: Dialect;
+  /** Rules across fields a schema cannot state (a tree's depth, texts x statements); throws a ServiceError. */
+  check?: (value: T) => void;
+}
+
+/** The spec's dialect: `path: message`, at most three issues; a lone surrogate anywhere is refused. */
+export const SPEC_DIALECT: Dialect = {
+  refuse(errors) {
     const issues: string[] = [];
-    for (const e of checker.Errors(body)) {
+    for (const e of errors) {
       const line = describeIssue(e);
       if (!issues.includes(line)) issues.push(line);
       if (issues.length === 3) break;
     }
-    throw new ServiceError('invalid_request', issues.join('; '));
+    return new ServiceError('invalid_request', issues.join('; '));
+  },
+  rules(body) {
+    const bad = findIllFormed(body);
+    return bad === undefined
+      ? undefined
+      : new ServiceError('invalid_request', `${bad} a lone surrogate (invalid Unicode)`);
+  },
+};
+
+export function compile<S extends TSchema>(schema: S, options: CompileOptions<Static<S>> = {}): Validator<Static<S>> {
+  const checker = TypeCompiler.Compile(schema);
+  const { dialect = SPEC_DIALECT, check } = options;
+  return (body) => {
+    if (!checker.Check(body)) throw dialect.refuse(checker.Errors(body), body);
+    const broken = dialect.rules(body);
+    if (broken) throw broken;
+    check?.(body);
+    return body;
   };
 }
 

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Probability, TextFields } from './common.js';
+import { capabilityApi, EXAMPLE_TEXT, results } from './capability.js';
 
 export const VerifyRequest = Type.Object(
   {
@@ -21,3 +22,11 @@ export const VerifyResult = Type.Object(
   },
   { $id: 'VerifyResult' },
 );
+
+export const verifyApi = capabilityApi({
+  name: 'verify',
+  summary: 'Does the text give this value for the field?',
+  request: VerifyRequest,
+  response: results(VerifyResult),
+  example: { text: EXAMPLE_TEXT, field: { name: 'amount' }, value: 2000 },
+});

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { MAX_ITEMS, Probability, TextFields } from './common.js';
+import { MAX_ITEMS, Probability, TextFields, checkDecisions } from './common.js';
+import { capabilityApi, EXAMPLE_TEXT, results } from './capability.js';
 
 const Statement = Type.String({ minLength: 1, description: 'a claim to judge against the text' });
 
@@ -24,3 +25,12 @@ export const YesNoResult = Type.Object(
   },
   { $id: 'YesNoResult' },
 );
+
+export const yesNoApi = capabilityApi({
+  name: 'yes-no',
+  summary: 'Is a statement true of the text?',
+  request: YesNoRequest,
+  response: results(YesNoResult, true),
+  check: checkDecisions,
+  example: { text: EXAMPLE_TEXT, statements: ['It was paid', 'It was free'] },
+});

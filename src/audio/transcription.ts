@@ -29,7 +29,7 @@ function billedTokens(seconds: number, diarize: boolean): number {
 
 export class Transcription {
   constructor(
-    private readonly engine: Engine,
+    readonly engine: Engine,
     readonly settings: AudioLimits,
   ) {}
 

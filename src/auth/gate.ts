@@ -1,8 +1,8 @@
-// What every /v1 route passes through, in one place (src/http/routes.ts wraps each /v1 route):
-// key check -> rate limit -> the route -> usage ledger. Public routes are not wrapped.
+// What every /v1 route passes through, in one place (src/http/guard.ts wraps each /v1 route with
+// it): key check -> token window -> rate limit (the route's cost) -> the route -> usage metered
+// and recorded from the reply's billing. The gate knows no route or body: it is handed a key, a
+// cost and what was billed. Public routes are not wrapped.
 import { ServiceError } from '../errors.js';
-import { parseJson } from '../http/json.js';
-import type { ApiReply, ApiRequest, Route } from '../http/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
@@ -22,12 +22,20 @@ export interface GateOptions {
   log?: Logger;
 }
 
-/**
- * Lists whose every item counts as one request against the limit (validation caps each at 32);
- * System One's `questions` is an object: each question counts, as each statement does.
- */
-const COUNTED_LISTS = ['texts', 'statements', 'questions', 'states'] as const;
-const MAX_ITEMS = 32;
+/** A caller let through: who it is and the rate-limit headers its reply carries. */
+export interface Pass {
+  principal: Principal;
+  headers: Record<string, string>;
+}
+
+/** What a delivered reply was billed for, for the token window, metrics and the ledger. */
+export interface Delivered {
+  requestId: string;
+  /** The route's path, as metrics and the ledger name it. */
+  route: string;
+  /** Input tokens billed; absent for a reply that bills nothing (an error, a public route). */
+  inputTokens?: number;
+}
 
 export class Gate {
   constructor(readonly options: GateOptions = {}) {}
@@ -44,15 +52,13 @@ export class Gate {
     return this.checksKeys && this.options.tokens !== undefined;
   }
 
-  guard(route: Route): Route {
-    return { ...route, handler: (req) => this.pass(route, req) };
-  }
-
-  private async pass(route: Route, req: ApiRequest): Promise<ApiReply> {
-    const { keys, limiter, tokens: meter, ledger, metrics, log } = this.options;
-    const principal: Principal = keys ? await keys.check(req.headers.authorization) : PUBLIC;
-    req.log.key = principal.keyId;
-    req.log.org = principal.organization;
+  /**
+   * Checks the key, the token window and the request limit (`cost()` is how many requests this call
+   * counts, asked only when a limit applies); throws the refusal.
+   */
+  async enter(authorization: string | undefined, cost: () => number): Promise<Pass> {
+    const { keys, limiter, tokens: meter } = this.options;
+    const principal: Principal = keys ? await keys.check(authorization) : PUBLIC;
 
     // A spent token window refuses before the request limit counts the call.
     if (keys && meter) {
@@ -66,54 +72,61 @@ export class Gate {
       }
     }
 
-    let limitHeaders: Record<string, string> = {};
+    let headers: Record<string, string> = {};
     if (keys && limiter) {
-      const cost = requestCost(req);
-      const verdict = await limiter.take(principal.keyId, cost);
-      limitHeaders = {
+      const n = cost();
+      const verdict = await limiter.take(principal.keyId, n);
+      headers = {
         'x-ratelimit-limit-requests': String(verdict.limit),
         'x-ratelimit-remaining-requests': String(verdict.remaining),
         'x-ratelimit-reset-requests': `${verdict.resetSeconds}s`,
       };
       if (!verdict.allowed) {
         const message =
-          cost > verdict.limit
-            ? `this request counts ${cost} requests (one per item of texts, statements, questions or states), more than the limit of ${verdict.limit} per minute: split it`
-            : `rate limit of ${verdict.limit} requests per minute reached (this request counts ${cost}); retry after ${verdict.resetSeconds} s`;
+          n > verdict.limit
+            ? `this request counts ${n} requests (one per item of texts, statements, questions or states), more than the limit of ${verdict.limit} per minute: split it`
+            : `rate limit of ${verdict.limit} requests per minute reached (this request counts ${n}); retry after ${verdict.resetSeconds} s`;
         const retry: Record<string, string> =
-          cost > verdict.limit ? { 'x-should-retry': 'false' } : { 'retry-after': String(verdict.resetSeconds) };
-        throw new ServiceError('rate_limit_exceeded', message, { ...limitHeaders, ...retry });
+          n > verdict.limit ? { 'x-should-retry': 'false' } : { 'retry-after': String(verdict.resetSeconds) };
+        throw new ServiceError('rate_limit_exceeded', message, { ...headers, ...retry });
       }
     }
+    return { principal, headers };
+  }
 
-    const reply = await route.handler(req);
-    const tokens = Number(reply.headers?.['x-input-tokens']);
+  /** Meters and records what a reply was billed for; returns the headers the reply carries. */
+  async leave(pass: Pass, delivered: Delivered): Promise<Record<string, string>> {
+    const { keys, tokens: meter, ledger, metrics, log } = this.options;
+    const { principal } = pass;
+    const tokens = delivered.inputTokens;
+    let headers = pass.headers;
     if (keys && meter) {
-      if (reply.status === 200 && Number.isInteger(tokens)) meter.spend(principal.keyId, tokens);
-      limitHeaders = { ...limitHeaders, ...tokenHeaders(meter.state(principal.keyId)) };
+      if (tokens !== undefined) meter.spend(principal.keyId, tokens);
+      headers = { ...headers, ...tokenHeaders(meter.state(principal.keyId)) };
     }
-    if (reply.status === 200 && Number.isInteger(tokens)) {
-      metrics?.billed(route.path, tokens);
+    if (tokens !== undefined) {
+      metrics?.billed(delivered.route, tokens);
       const entry = {
-        requestId: req.id,
+        requestId: delivered.requestId,
         keyId: principal.keyId,
         organization: principal.organization,
         mode: principal.mode,
-        route: route.path,
+        route: delivered.route,
         inputTokens: tokens,
         at: new Date().toISOString(),
       };
       // The response waits for its ledger row, so the ledger never misses a delivered answer.
       // A failing database does not take the answer away; it is logged loudly instead.
-      await ledger
-        ?.recordUsage(entry)
-        .catch((err: unknown) =>
-          log?.error('usage not recorded', { id: req.id, key: principal.keyId, tokens, error: String(err) }),
-        );
+      await ledger?.recordUsage(entry).catch((err: unknown) =>
+        log?.error('usage not recorded', {
+          id: delivered.requestId,
+          key: principal.keyId,
+          tokens,
+          error: String(err),
+        }),
+      );
     }
-    return Object.keys(limitHeaders).length === 0
-      ? reply
-      : { ...reply, headers: { ...reply.headers, ...limitHeaders } };
+    return headers;
   }
 }
 
@@ -123,25 +136,4 @@ function tokenHeaders(window: { limit: number; remaining: number; resetSeconds: 
     'x-ratelimit-remaining-tokens': String(window.remaining),
     'x-ratelimit-reset-tokens': `${window.resetSeconds}s`,
   };
-}
-
-/** Requests this call counts against the limit: one per item of texts/statements/questions/states, at least one. */
-export function requestCost(req: ApiRequest): number {
-  // Only JSON objects carry lists (audio and other raw bodies are one request each).
-  if (req.body.toString('latin1', 0, 64).trimStart()[0] !== '{') return 1;
-  let body: unknown;
-  try {
-    body = parseJson(req);
-  } catch {
-    return 1; // refused by the route's validation, still one request
-  }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return 1;
-  let items = 0;
-  for (const name of COUNTED_LISTS) {
-    const list = (body as Record<string, unknown>)[name];
-    if (Array.isArray(list)) items += Math.min(list.length, MAX_ITEMS);
-    else if (name === 'questions' && list !== null && typeof list === 'object')
-      items += Math.min(Object.keys(list).length, MAX_ITEMS);
-  }
-  return Math.max(1, items);
 }

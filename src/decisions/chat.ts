@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
 import type { ChatCompletionRequest, ChatMessage } from '../api/chat.js';
-import { MODEL_ID } from '../api/capabilities.js';
+import { MODEL_ID } from '../api/models.js';
 import type { Engine } from '../engine/engine.js';
 import { ServiceError } from '../errors.js';
 import type { Classify } from './classify.js';

@@ -3,27 +3,26 @@ import { ServiceError } from '../errors.js';
 import type { Transcription } from '../audio/transcription.js';
 import type { Route } from './types.js';
 import { checkWavLength } from './wav.js';
+import { modelRoute } from './model-route.js';
 
 const TRANSCRIBE_PATH = '/v1/audio/transcribe';
 
 export function audioRoutes(transcription: Transcription): Route[] {
   return [
-    {
-      method: 'post',
+    modelRoute(transcription.engine, {
       path: TRANSCRIBE_PATH,
       maxBodyBytes: transcription.settings.audioMaxBytes,
-      handler: async (req) => {
+      read: (req) => {
         checkContentType(req.headers['content-type']);
         const diarize = flag(req.query.get('diarize'));
         checkWavLength(req.body);
-        const out = await transcription.run(req.body, diarize, req.signal);
-        return {
-          status: 200,
-          body: out.body,
-          headers: { 'x-input-tokens': String(out.inputTokens), 'x-inference-ms': String(out.inferenceMs) },
-        };
+        return { audio: req.body, diarize };
       },
-    },
+      run: async ({ audio, diarize }, signal) => {
+        const out = await transcription.run(audio, diarize, signal);
+        return { body: out.body, billing: { inputTokens: out.inputTokens }, inferenceMs: out.inferenceMs };
+      },
+    }),
   ];
 }
 

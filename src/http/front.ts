@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { EDGE } from './edge.js';
 
 export interface FrontOptions {
   host: string;
@@ -24,16 +25,6 @@ export interface Front {
   close(): void;
 }
 
-/** A kept-alive connection with no request for this long is closed. */
-export const KEEP_ALIVE_SECONDS = 10;
-/** A connection that sends nothing for this long while a request is incomplete is closed. */
-export const IDLE_SECONDS = 8;
-/**
- * Header fields a request may carry (duplicates counted once); more get 431. uWS reads 48 lines,
- * and the front adds two.
- */
-export const MAX_HEADER_FIELDS = 46;
-
 // Connection-level headers (RFC 9110 7.6.1): they describe the client's hop, not the request.
 const HOP_BY_HOP = new Set([
   'connection',
@@ -46,19 +37,17 @@ const HOP_BY_HOP = new Set([
 ]);
 
 export function front(options: FrontOptions): Promise<Front> {
-  // Free upstream connections are dropped before uWS's own 10 s idle close can race a reuse.
-  const agent = new Agent({ keepAlive: true, timeout: 4000 });
+  const agent = new Agent({ keepAlive: true, timeout: EDGE.upstreamIdleMs });
   const pending = new WeakMap<Socket, number>(); // replies not yet finished, per client connection
   const server = createServer(
     {
       requireHostHeader: false,
       joinDuplicateHeaders: true,
-      headersTimeout: IDLE_SECONDS * 1000,
+      headersTimeout: EDGE.idleSeconds * 1000,
       requestTimeout: 0,
-      // An idle kept-alive connection is closed after 10 s, as uWS alone did; replies announce it
-      // (Keep-Alive: timeout=10) so pooled clients drop it first rather than race the close.
-      keepAliveTimeout: KEEP_ALIVE_SECONDS * 1000,
-      connectionsCheckingInterval: 1000,
+      // Replies announce it (Keep-Alive: timeout=10) so pooled clients drop it first rather than race the close.
+      keepAliveTimeout: EDGE.keepAliveSeconds * 1000,
+      connectionsCheckingInterval: EDGE.checkIntervalMs,
     },
     (req, res) => forward(req, res),
   );
@@ -74,16 +63,16 @@ export function front(options: FrontOptions): Promise<Front> {
       headers[name] = Array.isArray(value) ? value.join(', ') : value;
       fields++;
     }
-    if (fields > MAX_HEADER_FIELDS)
-      return refuse(req, res, 431, 'invalid_request', `headers: more than ${MAX_HEADER_FIELDS} header fields`);
+    if (fields > EDGE.maxHeaderFields)
+      return refuse(req, res, 431, 'invalid_request', `headers: more than ${EDGE.maxHeaderFields} header fields`);
     // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400.
     if (req.httpVersion === '1.1' && req.headers.host === undefined)
       return refuse(req, res, 400, 'invalid_request', 'headers: Host is required in HTTP/1.1');
     // A chunked body is forwarded chunked; any other body has its Content-Length (0 when absent).
     const chunked = req.headers['transfer-encoding'] !== undefined;
     if (!chunked) headers['content-length'] = req.headers['content-length'] ?? '0';
-    // A stalled upload closes the connection after IDLE_SECONDS, like a stalled header.
-    socket.setTimeout(IDLE_SECONDS * 1000);
+    // A stalled upload closes the connection after EDGE.idleSeconds, like a stalled header.
+    socket.setTimeout(EDGE.idleSeconds * 1000);
     req.once('end', () => socket.setTimeout(0));
 
     const up = request({ socketPath: options.upstream, agent, method: req.method, path: req.url, headers }, (upRes) => {
@@ -123,7 +112,7 @@ export function front(options: FrontOptions): Promise<Front> {
       err.code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'headers: larger than the limit']
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? [408, `request: not received within ${IDLE_SECONDS} s`]
+          ? [408, `request: not received within ${EDGE.idleSeconds} s`]
           : [400, `request framing: ${err.reason ?? err.message}`];
     const body = JSON.stringify(new ServiceError('invalid_request', message).toJSON());
     socket.end(

@@ -1,6 +1,7 @@
 // Request bodies as JSON: UTF-8 checked, nesting capped before any recursive code sees them.
-// Parsed once per request: the gate (to count items) and the handler share the result.
+// Parsed once per request: a route's cost (items counted before the rate limit) and its handler share the result.
 import { ServiceError } from '../errors.js';
+import { MAX_ITEMS } from '../api/common.js';
 import type { ApiRequest } from './types.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -19,6 +20,28 @@ export function parseJson(req: ApiRequest): unknown {
   }
   if ('error' in result) throw result.error;
   return result.value;
+}
+
+/**
+ * One per item of the named lists of a JSON body (an object's keys count as items), each capped at
+ * MAX_ITEMS as validation caps them, at least one: a body that is not a JSON object is one request.
+ */
+export function countItems(req: ApiRequest, lists: readonly string[]): number {
+  if (req.body.toString('latin1', 0, 64).trimStart()[0] !== '{') return 1;
+  let body: unknown;
+  try {
+    body = parseJson(req);
+  } catch {
+    return 1; // refused by the route's validation, still one request
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return 1;
+  let items = 0;
+  for (const name of lists) {
+    const list = (body as Record<string, unknown>)[name];
+    if (Array.isArray(list)) items += Math.min(list.length, MAX_ITEMS);
+    else if (list !== null && typeof list === 'object') items += Math.min(Object.keys(list).length, MAX_ITEMS);
+  }
+  return Math.max(1, items);
 }
 
 function parse(raw: Buffer): unknown {

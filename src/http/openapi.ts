@@ -5,7 +5,9 @@ import { MAX_TREE_DEPTH } from '../api/classify-tree.js';
 import { MAX_LABELS } from '../api/classify.js';
 import { REQUEST_CONTEXTS } from '../engine/engine.js';
 import { DEFAULTS } from '../config.js';
-import { CAPABILITIES, CAPABILITY_PREFIX, Model, ModelList } from '../api/capabilities.js';
+import { CAPABILITY_PREFIX } from '../api/capability.js';
+import { Model, ModelList, SYSTEM_ONE_MODELS } from '../api/models.js';
+import { CAPABILITIES } from '../decisions/capabilities.js';
 import { ChatCompletionRequest, ChatCompletionResponse } from '../api/chat.js';
 import {
   SYSTEM_ONE_BATCH_PATH,
@@ -74,12 +76,15 @@ export function openapiDocument(
     content: { 'application/json': { schema: hoist(ErrorBody) } },
   });
   const paths: Json = {};
-  for (const [name, c] of Object.entries(CAPABILITIES)) {
-    paths[`${CAPABILITY_PREFIX}/${name}`] = {
+  for (const c of CAPABILITIES) {
+    paths[`${CAPABILITY_PREFIX}/${c.name}`] = {
       post: {
-        operationId: name,
+        operationId: c.name,
         summary: c.summary,
-        requestBody: { required: true, content: { 'application/json': { schema: hoist(c.request) } } },
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: hoist(c.request), example: c.example } },
+        },
         responses: {
           200: {
             description:
@@ -112,6 +117,10 @@ export function openapiDocument(
         200: {
           description:
             'one choice; with stream: true, one chat.completion.chunk event then data: [DONE] (text/event-stream)',
+          headers: {
+            'x-input-tokens': { description: 'input tokens billed (usage.prompt_tokens)', schema: { type: 'integer' } },
+            ...INFERENCE_MS,
+          },
           content: {
             'application/json': { schema: hoist(ChatCompletionResponse) },
             'text/event-stream': { schema: { type: 'string' } },
@@ -165,7 +174,7 @@ export function openapiDocument(
             },
             content: { 'application/json': { schema: hoist(response) } },
           },
-          404: wire('model_not_found: a model other than "jev-latest" or "decision-machine-1"'),
+          404: wire(`model_not_found: a model other than ${SYSTEM_ONE_MODELS.map((m) => `"${m}"`).join(' or ')}`),
           413: error('payload_too_large'),
           422: wire(
             'a bad request (invalid JSON, a field out of its bounds, an image): FastAPI-style detail[] locating the field',

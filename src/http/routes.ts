@@ -1,74 +1,40 @@
-// The HTTP surface as plain routes: (request) -> Promise<reply>. Validation happens here, once,
-// with the schemas of src/api/capabilities.ts (which /openapi.json is generated from).
+// The HTTP surface as plain routes: (request) -> Promise<reply>. Every route that runs the model
+// is made by modelRoute() (model-route.ts); the capability routes come from the capability table
+// (src/decisions/capabilities.ts), validated with its validators and documented from its schemas.
 import type { Engine } from '../engine/engine.js';
-import type { Billed } from '../decisions/billing.js';
-import type { YesNo } from '../decisions/yes-no.js';
-import type { Classify } from '../decisions/classify.js';
-import type { ClassifyTree } from '../decisions/classify-tree.js';
-import type { Rate } from '../decisions/rate.js';
-import type { Answer } from '../decisions/answer.js';
-import type { Entities } from '../decisions/entities.js';
-import type { Verify } from '../decisions/verify.js';
-import type { Extract } from '../decisions/extract.js';
 import { streamOf, type Chat } from '../decisions/chat.js';
+import type { Bound, Decisions } from '../decisions/capabilities.js';
 import type { Transcription } from '../audio/transcription.js';
 import { audioRoutes } from './audio.js';
 import { ChatCompletionRequest, refuseImages } from '../api/chat.js';
 import { compile } from '../api/validate.js';
-import { checkDecisions } from '../api/common.js';
-import { CAPABILITIES, CAPABILITY_PREFIX, MODEL_ID, type Capability } from '../api/capabilities.js';
-import { MAX_TREE_DEPTH, treeDepth } from '../api/classify-tree.js';
+import { CAPABILITY_PREFIX } from '../api/capability.js';
+import { MODEL_ID, SYSTEM_ONE_MODELS } from '../api/models.js';
 import { ServiceError } from '../errors.js';
 import { Gate } from '../auth/gate.js';
 import { openapiDocument } from './openapi.js';
 import { docsRoutes } from './docs.js';
 import { parseJson } from './json.js';
+import { guarded } from './guard.js';
+import { itemsOf, modelRoute } from './model-route.js';
 import type { Route } from './types.js';
 import { SystemOne } from '../decisions/systemone.js';
-import { isSystemOnePath, systemOneErrors, systemOneRoutes } from './systemone.js';
+import { systemOneRoutes } from './systemone.js';
 import { IMAGES_UNSUPPORTED } from '../api/systemone.js';
 
 export { parseJson };
 
-export interface Service {
+/** What the routes serve: every capability's decision (by method name), chat, audio when loaded. */
+export type Service = Decisions & {
   name: string;
   version: string;
   engine: Engine;
-  yesNo: YesNo;
-  classify: Classify;
-  classifyTree: ClassifyTree;
-  rate: Rate;
-  answer: Answer;
-  entities: Entities;
-  verify: Verify;
-  extract: Extract;
+  /** The capability table opened on `engine`, in order. */
+  capabilities: Bound[];
   chat: Chat;
   /** POST /v1/audio/transcribe, when a whisper model is loaded. */
   transcription?: Transcription;
-}
-
-type Runner = (body: any, signal: AbortSignal) => Promise<Billed<unknown>>;
-
-function runners(s: Service): Record<Capability, Runner> {
-  return {
-    'yes-no': (b, signal) => s.yesNo.run(b, signal),
-    classify: (b, signal) => s.classify.run(b, signal),
-    'classify-tree': (b, signal) => {
-      if (treeDepth(b.tree) > MAX_TREE_DEPTH) {
-        throw new ServiceError(
-          'invalid_request',
-          `tree: deeper than ${MAX_TREE_DEPTH} levels (each level is one model call)`,
-        );
-      }
-      return s.classifyTree.run(b, signal);
-    },
-    rate: (b, signal) => s.rate.run(b, signal),
-    answer: (b, signal) => s.answer.run(b, signal),
-    extract: (b, signal) => s.extract.run(b, signal),
-    entities: (b, signal) => s.entities.run(b, signal),
-    verify: (b, signal) => s.verify.run(b, signal),
-  };
-}
+};
 
 // The one model this service lists; `created` is the date the id was first served.
 const MODEL = Object.freeze({
@@ -78,7 +44,7 @@ const MODEL = Object.freeze({
   owned_by: 'decision-machine-1',
 });
 // The same listing for System One clients (`models`: name, description, release_date), beside OpenAI's `data`.
-const SYSTEM_ONE_MODELS = ['jev-latest', MODEL_ID].map((name) => ({
+const SYSTEM_ONE_LISTING = SYSTEM_ONE_MODELS.map((name) => ({
   name,
   description: `${MODEL_ID}: typed decisions over text (noul, choice, score)`,
   release_date: '2026-11-22',
@@ -89,7 +55,6 @@ const SYSTEM_ONE_MODELS = ['jev-latest', MODEL_ID].map((name) => ({
  * limit, usage ledger. `/`, `/openapi.json`, `/docs` and `/metrics` are public.
  */
 export function routes(service: Service, gate: Gate = new Gate()): Route[] {
-  const run = runners(service);
   const access = {
     keys: gate.checksKeys,
     rateLimit: gate.limitsRate,
@@ -122,7 +87,7 @@ export function routes(service: Service, gate: Gate = new Gate()): Route[] {
     {
       method: 'get',
       path: '/v1/models',
-      handler: async () => ({ status: 200, body: { object: 'list', data: [MODEL], models: SYSTEM_ONE_MODELS } }),
+      handler: async () => ({ status: 200, body: { object: 'list', data: [MODEL], models: SYSTEM_ONE_LISTING } }),
     },
     {
       method: 'get',
@@ -133,43 +98,40 @@ export function routes(service: Service, gate: Gate = new Gate()): Route[] {
         return { status: 200, body: MODEL };
       },
     },
-    ...(Object.keys(CAPABILITIES) as Capability[]).map((name) => decision(name, run[name], service.engine)),
+    ...service.capabilities.map((c) => decision(c, service.engine)),
     chatCompletions(service.chat, service.engine),
-    ...systemOneRoutes(new SystemOne(service.engine)),
+    ...systemOneRoutes(new SystemOne(service.engine), service.engine),
     ...(service.transcription ? audioRoutes(service.transcription) : []),
   ];
-  return all
-    .map((route) => (route.path.startsWith('/v1/') ? gate.guard(route) : route))
-    .map((route) => (isSystemOnePath(route.path) ? systemOneErrors(route) : route));
+  return all.map((route) => (route.path.startsWith('/v1/') ? guarded(route, gate) : route));
 }
 
 /** POST /v1/chat/completions: the model is checked first, then the body, then the mode. */
 function chatCompletions(chat: Chat, engine: Engine): Route {
   const validate = compile(ChatCompletionRequest);
-  return {
-    method: 'post',
+  return modelRoute(engine, {
     path: '/v1/chat/completions',
-    admissible: () => engine.assertAdmissible(),
-    handler: async (req) => {
+    read: (req) => {
       const body = parseJson(req);
       const model = (body as { model?: unknown } | null)?.model;
-      if (typeof model === 'string' && model !== MODEL_ID) {
-        throw notFound(model);
-      }
+      if (typeof model === 'string' && model !== MODEL_ID) throw notFound(model);
       const request = validate(body);
       refuseImages(request);
-      const completion = await engine.admitted(() => chat.complete(request, req.signal));
-      const headers = { 'x-input-tokens': String(completion.usage.prompt_tokens) };
+      return request;
+    },
+    run: async (request, signal) => {
+      const completion = await chat.complete(request, signal);
+      const billing = { inputTokens: completion.usage.prompt_tokens };
       if (request.stream)
         return {
-          status: 200,
           body: streamOf(completion),
           contentType: 'text/event-stream',
-          headers: { ...headers, 'cache-control': 'no-cache' },
+          headers: { 'cache-control': 'no-cache' },
+          billing,
         };
-      return { status: 200, body: completion, headers };
+      return { body: completion, billing };
     },
-  };
+  });
 }
 
 function describe(service: Service, gate: Gate, all: Route[]) {
@@ -210,34 +172,23 @@ function decodePath(segment: string): string {
 }
 
 /**
- * A capability endpoint: JSON in, typed result out, input size in x-input-* headers and the
- * decision's time on the server (slot wait included) in x-inference-ms. A valid request is
- * admitted once, before any model work, for all it runs (see Engine.admitted).
+ * A capability endpoint: JSON in, typed result out, validated by the capability's own validator
+ * (the library's too). Each item of texts, statements or questions counts one request.
  */
-function decision(name: Capability, run: Runner, engine: Engine): Route {
-  const validate = compile(CAPABILITIES[name].request);
-  return {
-    method: 'post',
-    path: `${CAPABILITY_PREFIX}/${name}`,
-    admissible: () => engine.assertAdmissible(),
-    handler: async (req) => {
+function decision<I, O>(c: Bound<I, O>, engine: Engine): Route {
+  return modelRoute(engine, {
+    path: `${CAPABILITY_PREFIX}/${c.capability.name}`,
+    cost: itemsOf('texts', 'statements', 'questions'),
+    read: (req) => {
       const body = parseJson(req);
       // The hosted service's SDK sends `image` (and `detail`) for image input.
       if (body !== null && typeof body === 'object' && 'image' in body)
         throw new ServiceError('invalid_request', `image: ${IMAGES_UNSUPPORTED}`);
-      const input = validate(body);
-      checkDecisions(input as Parameters<typeof checkDecisions>[0]);
-      const started = performance.now();
-      const out = await engine.admitted(() => run(input, req.signal));
-      return {
-        status: 200,
-        body: out.body,
-        headers: {
-          'x-input-chars': String(out.inputChars),
-          'x-input-tokens': String(out.inputTokens),
-          'x-inference-ms': String(Math.round(performance.now() - started)),
-        },
-      };
+      return c.validate(body);
     },
-  };
+    run: async (input, signal) => {
+      const out = await c.decision.run(input, signal);
+      return { body: out.body, billing: { inputChars: out.inputChars, inputTokens: out.inputTokens } };
+    },
+  });
 }

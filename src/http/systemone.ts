@@ -1,68 +1,53 @@
 // POST /v1/systemone and /v1/systemone/batch: the System One wire over the same engine, keys,
-// limits and ledger as every /v1 route. Errors (the gate's included) take the wire's shapes.
+// limits and ledger as every /v1 route. The routes pick the wire's dialects: validation in
+// FastAPI's 422 detail[] (compile() with SYSTEM_ONE_DIALECT), every other error (the gate's
+// included) in detail{} (systemOneError, written by the transport).
+import type { Engine } from '../engine/engine.js';
 import { ServiceError } from '../errors.js';
 import {
   SYSTEM_ONE_BATCH_PATH,
-  SYSTEM_ONE_MODELS,
+  SYSTEM_ONE_DIALECT,
   SYSTEM_ONE_PATH,
+  SystemOneBatchRequest,
+  SystemOneRequest,
   ValidationFailed,
   IMAGES_UNSUPPORTED,
   systemOneError,
-  validateSystemOne,
 } from '../api/systemone.js';
+import { compile } from '../api/validate.js';
+import type { Billed } from '../decisions/billing.js';
 import type { SystemOne } from '../decisions/systemone.js';
-import { MODEL_ID } from '../api/capabilities.js';
+import { MODEL_ID, SYSTEM_ONE_MODELS } from '../api/models.js';
 import { parseJson } from './json.js';
+import { itemsOf, modelRoute, type ModelReply } from './model-route.js';
 import type { ApiRequest, Route } from './types.js';
 
-export function systemOneRoutes(systemOne: SystemOne): Route[] {
+export function systemOneRoutes(systemOne: SystemOne, engine: Engine): Route[] {
+  const single = compile(SystemOneRequest, { dialect: SYSTEM_ONE_DIALECT.single });
+  const batch = compile(SystemOneBatchRequest, { dialect: SYSTEM_ONE_DIALECT.batch });
+  // Each question counts one request against the key's limit, as each statement does; so does each state.
+  const wire = { cost: itemsOf('questions', 'states'), errors: systemOneError };
   return [
-    {
-      method: 'post',
+    modelRoute(engine, {
+      ...wire,
       path: SYSTEM_ONE_PATH,
-      handler: async (req) => {
-        const input = validateSystemOne(body(req));
-        checkModel(input.model);
-        const started = performance.now();
-        const out = await systemOne.run([input.state], input.questions, req.signal);
-        return reply({ model: MODEL_ID, answers: out.body[0], usage: usage(out.inputTokens) }, out, started);
+      read: (req) => checkModel(single(body(req))),
+      run: async (input, signal) => {
+        const out = await systemOne.run([input.state], input.questions, signal);
+        return reply({ model: MODEL_ID, answers: out.body[0], usage: usage(out.inputTokens) }, out);
       },
-    },
-    {
-      method: 'post',
+    }),
+    modelRoute(engine, {
+      ...wire,
       path: SYSTEM_ONE_BATCH_PATH,
-      handler: async (req) => {
-        const input = validateSystemOne(body(req), true);
-        checkModel(input.model);
-        const started = performance.now();
-        const out = await systemOne.run(input.states, input.questions, req.signal);
-        return reply(
-          { model: MODEL_ID, results: out.body.map((answers) => ({ answers })), usage: usage(out.inputTokens) },
-          out,
-          started,
-        );
+      read: (req) => checkModel(batch(body(req))),
+      run: async (input, signal) => {
+        const out = await systemOne.run(input.states, input.questions, signal);
+        const results = out.body.map((answers) => ({ answers }));
+        return reply({ model: MODEL_ID, results, usage: usage(out.inputTokens) }, out);
       },
-    },
+    }),
   ];
-}
-
-/** Wraps a gated System One route so every error it raises takes the wire's shape. */
-export function systemOneErrors(route: Route): Route {
-  return {
-    ...route,
-    handler: async (req) => {
-      try {
-        return await route.handler(req);
-      } catch (err) {
-        if (!(err instanceof ServiceError)) throw err;
-        return systemOneError(err);
-      }
-    },
-  };
-}
-
-export function isSystemOnePath(path: string): boolean {
-  return path === SYSTEM_ONE_PATH || path === SYSTEM_ONE_BATCH_PATH;
 }
 
 function body(req: ApiRequest): unknown {
@@ -79,27 +64,20 @@ function body(req: ApiRequest): unknown {
   }
 }
 
-function checkModel(model: string): void {
-  if (!(SYSTEM_ONE_MODELS as readonly string[]).includes(model)) {
+function checkModel<T extends { model: string }>(input: T): T {
+  if (!(SYSTEM_ONE_MODELS as readonly string[]).includes(input.model)) {
     throw new ServiceError(
       'model_not_found',
-      `model ${JSON.stringify(model)} not found; use ${SYSTEM_ONE_MODELS.map((m) => `"${m}"`).join(' or ')}`,
+      `model ${JSON.stringify(input.model)} not found; use ${SYSTEM_ONE_MODELS.map((m) => `"${m}"`).join(' or ')}`,
     );
   }
+  return input;
 }
 
 function usage(inputTokens: number) {
   return { input_tokens: inputTokens, output_tokens: 0 };
 }
 
-function reply(body: unknown, out: { inputChars: number; inputTokens: number }, started: number) {
-  return {
-    status: 200,
-    body,
-    headers: {
-      'x-input-chars': String(out.inputChars),
-      'x-input-tokens': String(out.inputTokens),
-      'x-inference-ms': String(Math.round(performance.now() - started)),
-    },
-  };
+function reply(body: unknown, out: Billed<unknown>): ModelReply {
+  return { body, billing: { inputChars: out.inputChars, inputTokens: out.inputTokens } };
 }

@@ -1,4 +1,6 @@
 // Transport-neutral request and reply: handlers never see uWebSockets.js.
+import type { ServiceError } from '../errors.js';
+
 export interface ApiRequest {
   method: string;
   path: string;
@@ -12,12 +14,23 @@ export interface ApiRequest {
   log: Record<string, unknown>;
 }
 
+/** What a model call is billed for: the transport writes it as x-input-*, the gate meters and records it. */
+export interface Billing {
+  inputTokens: number;
+  /** Characters of every user-supplied string that reached the model (text routes). */
+  inputChars?: number;
+}
+
 export interface ApiReply {
   status: number;
   /** Serialised as JSON unless contentType says otherwise (then it must be a string). */
   body: unknown;
   contentType?: string;
   headers?: Record<string, string>;
+  /** Set by model routes: written as x-input-tokens (and x-input-chars). */
+  billing?: Billing;
+  /** The model work's time on the server, ms: written as x-inference-ms. */
+  inferenceMs?: number;
 }
 
 export type Handler = (req: ApiRequest) => Promise<ApiReply>;
@@ -33,4 +46,8 @@ export interface Route {
    * the body is read, so a refusal costs no parsing.
    */
   admissible?: () => void;
+  /** Requests this call counts against a key's per-minute limit (1 when absent), from the body as sent. */
+  cost?: (req: ApiRequest) => number;
+  /** How this route's errors are written (System One's wire); the spec's envelope when absent. */
+  errors?: (err: ServiceError) => ApiReply;
 }

@@ -107,6 +107,7 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
       res.writeHeader('content-type', reply.contentType ?? 'application/json');
       res.writeHeader('x-request-id', id);
       for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
+      for (const [k, v] of Object.entries(modelHeaders(reply))) res.writeHeader(k, v);
       // A refused upload may still be streaming in: the front closes the client's connection and drops this one.
       res.end(body);
     });
@@ -126,7 +127,7 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
   const fail = (err: unknown) => {
     if (aborted) return; // the client is gone: its job was cancelled, nothing to write
     if (err instanceof ServiceError && !answered) {
-      const reply = () => send({ status: err.status, body: err.toJSON(), headers: err.headers });
+      const reply = () => send(route.errors?.(err) ?? { status: err.status, body: err.toJSON(), headers: err.headers });
       if (err.code === 'overloaded' && options.overloadDelayMs) return void setTimeout(reply, options.overloadDelayMs);
       return reply();
     }
@@ -155,6 +156,15 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
       options.log.error('could not answer', { id, path, error: String((err as Error)?.stack ?? err) });
       if (!aborted && !ended) res.close();
     });
+}
+
+/** A model reply's billing and time as headers: x-input-chars, x-input-tokens, x-inference-ms. */
+function modelHeaders(reply: ApiReply): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (reply.billing?.inputChars !== undefined) out['x-input-chars'] = String(reply.billing.inputChars);
+  if (reply.billing) out['x-input-tokens'] = String(reply.billing.inputTokens);
+  if (reply.inferenceMs !== undefined) out['x-inference-ms'] = String(reply.inferenceMs);
+  return out;
 }
 
 /**

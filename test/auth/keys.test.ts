@@ -3,11 +3,9 @@ import t from 'tap';
 import { mintKey, parseKey } from '../../src/auth/keys.js';
 import { KeyChecker } from '../../src/auth/checker.js';
 import { MemoryLimiter } from '../../src/auth/limiter.js';
-import { requestCost } from '../../src/auth/gate.js';
 import { loadConfig } from '../../src/config.js';
 import { redactUrl, type KeyRecord } from '../../src/store/store.js';
 import { ServiceError } from '../../src/errors.js';
-import type { ApiRequest } from '../../src/http/types.js';
 
 t.test('keys: the documented shape, a checksum, only a hash kept', async (t) => {
   const { key, parsed } = mintKey('prod', 'acme');
@@ -89,21 +87,6 @@ t.test('limiter: fixed minute windows, a refused request costs nothing', async (
   t.same(await limiter.take('k', 1), { allowed: false, limit: 5, remaining: 0, resetSeconds: 1 });
   now += 1_000;
   t.equal((await limiter.take('k', 5)).allowed, true, 'a new window');
-});
-
-t.test('cost: one per item of texts, statements and questions', async (t) => {
-  const req = (body: unknown) =>
-    ({
-      body: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
-      headers: {},
-    }) as unknown as ApiRequest;
-  t.equal(requestCost(req({ text: 'a', statement: 'b' })), 1);
-  t.equal(requestCost(req({ texts: ['a', 'b', 'c'], statement: 'b' })), 3);
-  t.equal(requestCost(req({ text: 'a', statements: ['x', 'y'] })), 2);
-  t.equal(requestCost(req({ texts: ['a', 'b'], statements: ['x', 'y', 'z'] })), 5);
-  t.equal(requestCost(req({ text: 'a', questions: Array(100).fill('q') })), 32, 'capped at the validation limit');
-  t.equal(requestCost(req('{"text": ')), 1, 'invalid JSON is one request');
-  t.equal(requestCost(req('RIFF....WAVE')), 1, 'raw bodies are one request');
 });
 
 t.test('connection URLs are logged without their password', async (t) => {

@@ -1,22 +1,11 @@
 // One valid request per operation, keyed by path: what the auth matrix and the contract test
-// send when they need a call to succeed. A route without an entry here fails those tests.
-const text = 'Sam Ortiz paid 2000 USD in Paris on Thursday.';
+// send when they need a call to succeed. The capabilities' come from their table (each is the
+// example /openapi.json shows); a route without an entry here fails those tests.
+import { CAPABILITY_PREFIX, EXAMPLE_TEXT as text } from '../../src/api/capability.js';
+import { CAPABILITIES } from '../../src/decisions/capabilities.js';
 
 export const EXAMPLES: Readonly<Record<string, unknown>> = {
-  '/v1/decision-machine-1/yes-no': { text, statements: ['It was paid [true]', 'It was free'] },
-  '/v1/decision-machine-1/classify': { texts: [text, 'hello'], labels: ['payment', 'greeting'] },
-  '/v1/decision-machine-1/classify-tree': {
-    text,
-    tree: { money: { description: 'payments', labels: { paid: 'paid', refund: 'refunds' } }, other: 'anything else' },
-  },
-  '/v1/decision-machine-1/rate': { text, scale: ['low', 'mid', 'high'] },
-  '/v1/decision-machine-1/answer': { text, questions: ['Who paid?', 'Where?'] },
-  '/v1/decision-machine-1/extract': {
-    text,
-    schema: { type: 'object', properties: { payer: { type: 'string' }, amount: { type: 'number' } } },
-  },
-  '/v1/decision-machine-1/entities': { text, types: ['person', 'place'] },
-  '/v1/decision-machine-1/verify': { text, field: { name: 'amount' }, value: 2000 },
+  ...Object.fromEntries(CAPABILITIES.map((c) => [`${CAPABILITY_PREFIX}/${c.name}`, c.example])),
   '/v1/systemone': {
     model: 'jev-latest',
     state: text,

@@ -1,11 +1,11 @@
 // Connections that stall or go away, over raw sockets through the public front: slowloris
-// headers and half-sent bodies are closed by the server after IDLE_SECONDS while other requests
+// headers and half-sent bodies are closed by the server after EDGE.idleSeconds while other requests
 // keep answering, and a client that disconnects frees its slot at once.
 import t from 'tap';
 import { connect, type Socket } from 'node:net';
 import { startServer } from '../helpers/server.js';
 import { fakeBinding } from '../helpers/fake-binding.js';
-import { IDLE_SECONDS } from '../../src/http/front.js';
+import { EDGE } from '../../src/http/edge.js';
 
 const binding = fakeBinding({ delayMs: 5 });
 const server = await startServer(binding, { modelPath: 'fake' });
@@ -44,13 +44,13 @@ t.test('100 slowloris and 100 half-sent connections are closed by the server; GE
   // One slowloris trickles a byte a second: still closed, the header deadline is not an idle timer.
   const trickle = setInterval(() => slow[0]!.socket.write('a'), 1000);
   t.teardown(() => clearInterval(trickle));
-  const worst = await worstGet((IDLE_SECONDS - 1) * 1000);
+  const worst = await worstGet((EDGE.idleSeconds - 1) * 1000);
   const times = await Promise.all([...slow, ...half].map((c) => c.closed));
-  t.ok(Math.min(...times) >= IDLE_SECONDS - 0.5, `none closed early (first ${Math.min(...times).toFixed(1)} s)`);
+  t.ok(Math.min(...times) >= EDGE.idleSeconds - 0.5, `none closed early (first ${Math.min(...times).toFixed(1)} s)`);
   // The deadline is checked every second; a loaded machine runs that timer late.
   t.ok(
-    Math.max(...times) <= IDLE_SECONDS + 5,
-    `all closed by ${IDLE_SECONDS + 5} s (last ${Math.max(...times).toFixed(1)} s)`,
+    Math.max(...times) <= EDGE.idleSeconds + 5,
+    `all closed by ${EDGE.idleSeconds + 5} s (last ${Math.max(...times).toFixed(1)} s)`,
   );
   t.ok(worst < quiet + 500, `GET / answered meanwhile (worst ${worst.toFixed(0)} ms, quiet ${quiet.toFixed(0)} ms)`);
 });

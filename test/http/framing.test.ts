@@ -4,7 +4,7 @@ import t from 'tap';
 import { connect } from 'node:net';
 import { startServer } from '../helpers/server.js';
 import { fakeBinding } from '../helpers/fake-binding.js';
-import { MAX_HEADER_FIELDS } from '../../src/http/front.js';
+import { EDGE } from '../../src/http/edge.js';
 
 const server = await startServer(fakeBinding(), { modelPath: 'fake' });
 t.teardown(server.close);
@@ -65,10 +65,10 @@ t.test('Content-Length with Transfer-Encoding: no request is served', async (t) 
   t.ok(closed, 'connection closed');
 });
 
-t.test(`${MAX_HEADER_FIELDS} header fields are read; one more gets 431 and a close`, async (t) => {
+t.test(`${EDGE.maxHeaderFields} header fields are read; one more gets 431 and a close`, async (t) => {
   const headers = (n: number) => Array.from({ length: n }, (_, i) => `X-H${i}: v`).join('\r\n');
-  t.same((await exchange(`GET / HTTP/1.1\r\nHost: x\r\n${headers(MAX_HEADER_FIELDS - 1)}\r\n\r\n`)).statuses, [200]);
-  t.same(await exchange(`GET / HTTP/1.1\r\nHost: x\r\n${headers(MAX_HEADER_FIELDS)}\r\n\r\n`), {
+  t.same((await exchange(`GET / HTTP/1.1\r\nHost: x\r\n${headers(EDGE.maxHeaderFields - 1)}\r\n\r\n`)).statuses, [200]);
+  t.same(await exchange(`GET / HTTP/1.1\r\nHost: x\r\n${headers(EDGE.maxHeaderFields)}\r\n\r\n`), {
     statuses: [431],
     closed: true,
   });

@@ -1,0 +1,60 @@
+// The one way a route runs the model (the capabilities, chat, System One, audio): the service's
+// capacity is checked before the body is read (529 costs no upload), the request is read and
+// validated outside admission, then admitted once for all the model work it starts, and the reply
+// carries its billing as a typed field (the transport writes x-input-*, the gate meters it).
+// Whatever applies to every model call (readiness, a deadline) belongs here.
+import type { Engine } from '../engine/engine.js';
+import type { ServiceError } from '../errors.js';
+import type { ApiReply, ApiRequest, Billing, Route } from './types.js';
+import { countItems } from './json.js';
+
+/** What a model route's work returns: the body and what it is billed for. */
+export interface ModelReply {
+  body: unknown;
+  billing: Billing;
+  contentType?: string;
+  headers?: Record<string, string>;
+  /** The model's own time, ms, when the work measures it (audio); else the admitted time is sent. */
+  inferenceMs?: number;
+}
+
+export interface ModelRouteSpec<I> {
+  path: string;
+  /** Reads and validates the request (body, query, headers); throws before any admission. */
+  read(req: ApiRequest): I;
+  /** The model work, admitted once for all it runs; aborted when the client goes away. */
+  run(input: I, signal: AbortSignal): Promise<ModelReply>;
+  /** Requests this call counts against a key's per-minute limit (1 when absent). */
+  cost?: (req: ApiRequest) => number;
+  maxBodyBytes?: number;
+  errors?: (err: ServiceError) => ApiReply;
+}
+
+export function modelRoute<I>(engine: Engine, spec: ModelRouteSpec<I>): Route {
+  return {
+    method: 'post',
+    path: spec.path,
+    maxBodyBytes: spec.maxBodyBytes,
+    cost: spec.cost,
+    errors: spec.errors,
+    admissible: () => engine.assertAdmissible(),
+    handler: async (req) => {
+      const input = spec.read(req);
+      const started = performance.now();
+      const out = await engine.admitted(() => spec.run(input, req.signal));
+      return {
+        status: 200,
+        body: out.body,
+        contentType: out.contentType,
+        headers: out.headers,
+        billing: out.billing,
+        inferenceMs: out.inferenceMs ?? Math.round(performance.now() - started),
+      };
+    },
+  };
+}
+
+/** A route's cost from its JSON body: one per item of the named lists (see countItems). */
+export function itemsOf(...lists: string[]): (req: ApiRequest) => number {
+  return (req) => countItems(req, lists);
+}
