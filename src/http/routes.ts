@@ -22,8 +22,6 @@ import { SystemOne } from '../decisions/systemone.js';
 import { systemOneRoutes } from './systemone.js';
 import { IMAGES_UNSUPPORTED } from '../api/systemone.js';
 
-export { parseJson };
-
 /** What the routes serve: every capability's decision (by method name), chat, audio when loaded. */
 export type Service = Decisions & {
   name: string;
