@@ -64,7 +64,7 @@ export async function open(overrides: Partial<Config> = {}): Promise<DecisionMac
  * The library over an opened service: each call is validated by its capability's validator, then
  * admitted once for all it runs (its long-text windows included), as an HTTP request is.
  */
-export function machine(s: Service): DecisionMachine {
+function machine(s: Service): DecisionMachine {
   const billed: Record<string, Call<unknown, Billed<unknown>>> = {};
   const calls: Record<string, Call<unknown, unknown>> = {};
   for (const c of s.capabilities) {
