@@ -5,12 +5,6 @@ import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import {
-  DEFAULT_DECISION_MODEL,
-  DEFAULT_ENCODER_MODEL,
-  DEFAULT_VAD_MODEL,
-  DEFAULT_WHISPER_MODEL,
-} from './models/manifest.js';
 
 const Int = (min: number, max: number, description: string) =>
   Type.Integer({ minimum: min, maximum: max, description });
@@ -88,8 +82,8 @@ export type Config = Static<typeof ConfigSchema>;
 export const DEFAULTS: Readonly<Config> = Object.freeze({
   host: '127.0.0.1',
   port: 8080,
-  model: DEFAULT_DECISION_MODEL,
-  encoder: DEFAULT_ENCODER_MODEL,
+  model: 'qwen2.5-coder-1.5b-instruct-q4_k_m', // manifest ids (src/models/manifest.ts reads them here)
+  encoder: 'all-minilm-l6-v2-q8_0', // the sentence encoder that ranks windows of long texts
   slots: 2, // measured: two 2-thread slots on 2 cores give the same throughput as one, better tails
   threads: Math.min(availableParallelism(), 8),
   queue: 2,
@@ -121,8 +115,8 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   audioMaxBytes: 100 * 1024 * 1024, // bytes: an hour of 192 kbit/s mp3 is ~86 MB
   audioMaxSeconds: 3600, // seconds
   audioLanguage: 'en',
-  whisperModel: DEFAULT_WHISPER_MODEL,
-  vadModel: DEFAULT_VAD_MODEL,
+  whisperModel: 'whisper-base', // chosen from measured WER and real-time factor (docs/models.md)
+  vadModel: 'silero-vad-v5',
 });
 
 /** Environment variable -> config key. */

@@ -2,6 +2,7 @@
 // sha256) and the places those bytes can come from, in the order the store tries them.
 // Every figure here was measured by assembling the file from the registry packages and reading
 // its GGUF header; see docs/models.md ("What the packages really contain").
+import { DEFAULTS } from '../config.js';
 
 export type ModelRole = 'decision' | 'encoder' | 'whisper' | 'speaker' | 'vad';
 
@@ -370,20 +371,21 @@ const ENTRIES: ModelEntry[] = [
 
 export const MODELS: readonly ModelEntry[] = Object.freeze(ENTRIES.map(freezeEntry));
 
+// The defaults of the settings are config.ts's (DEFAULTS); the speaker encoder is not a setting.
 /** The sentence encoder that ranks windows of long texts. */
-export const DEFAULT_ENCODER_MODEL = 'all-minilm-l6-v2-q8_0';
+export const DEFAULT_ENCODER_MODEL = DEFAULTS.encoder;
 
 /** The speaker encoder behind diarization. */
 export const DEFAULT_SPEAKER_MODEL = 'campplus-cn-en';
 
 /** The voice activity model that keeps audio without speech from being transcribed. */
-export const DEFAULT_VAD_MODEL = 'silero-vad-v5';
+export const DEFAULT_VAD_MODEL = DEFAULTS.vadModel;
 
-/** The whisper model, chosen from measured WER and real-time factor (docs/models.md). */
-export const DEFAULT_WHISPER_MODEL = 'whisper-base';
+/** The whisper model (config.ts says why). */
+export const DEFAULT_WHISPER_MODEL = DEFAULTS.whisperModel;
 
 /** The decision model used when none is configured. */
-export const DEFAULT_DECISION_MODEL = 'qwen2.5-coder-1.5b-instruct-q4_k_m';
+export const DEFAULT_DECISION_MODEL = DEFAULTS.model;
 
 /** Models the test suite needs on disk (`models pull --for test`). */
 export const TEST_MODELS: readonly string[] = Object.freeze([
