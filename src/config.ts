@@ -40,9 +40,7 @@ export const ConfigSchema = Type.Object({
     [Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error'), Type.Literal('silent')],
     { description: "llama.cpp's and whisper.cpp's own log threshold (Engine option nativeLog)" },
   ),
-  auth: Type.Union([Type.Literal('on'), Type.Literal('off')], {
-    description: 'bearer key checking on every /v1 route',
-  }),
+  auth: Switch('bearer key checking on every /v1 route'),
   databaseUrl: Type.String({ minLength: 1, description: 'keys and usage: a SQLite file path, or postgres://...' }),
   redisUrl: Type.Optional(
     Type.String({ pattern: '^rediss?://', description: 'rate counters and revocation fan-out shared by replicas' }),
@@ -157,6 +155,12 @@ export const ENV = Object.freeze({
 
 // Switches also take the spellings environments use for booleans.
 const SWITCH: Record<string, 'on' | 'off'> = { on: 'on', off: 'off', '1': 'on', '0': 'off', true: 'on', false: 'off' };
+/** Every setting whose schema is a Switch. */
+const SWITCH_KEYS: ReadonlySet<string> = new Set(
+  Object.entries(ConfigSchema.properties)
+    .filter(([, s]) => 'anyOf' in s && s.anyOf.map((x: { const?: unknown }) => x.const).join() === 'on,off')
+    .map(([k]) => k),
+);
 
 /**
  * Defaults, overridden by the environment, overridden by explicit values; validated. `defaults`
@@ -174,7 +178,7 @@ export function loadConfig(
     const schema = ConfigSchema.properties[key];
     if (schema.type === 'number' || schema.type === 'integer')
       merged[key] = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
-    else if (key === 'offline' || key === 'audio') merged[key] = SWITCH[raw] ?? raw;
+    else if (SWITCH_KEYS.has(key)) merged[key] = SWITCH[raw] ?? raw;
     else if (key === 'nativeLog')
       merged[key] = SWITCH[raw] === 'on' ? 'debug' : raw; // DM_NATIVE_LOG=1: everything
     else merged[key] = raw;
