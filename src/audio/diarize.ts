@@ -62,9 +62,9 @@ export const DIARIZE_DEFAULTS = Object.freeze({
   /** A segment shorter than this is embedded from a window this long around its middle, s (0.4 s is too noisy). */
   minWindowSeconds: 1.6,
   /**
-   * A segment counts in the clustering by its length, but at least this much, s: a floor near a
-   * window's length lets whisper's many short pieces outweigh the turns and merges voices
-   * (measured with CAM++: docs/performance.md, "Diarization with GE2E, retired").
+   * A segment counts in the clustering by its length, but at least this much, s: well under
+   * minSpeakerSeconds, so that one stray short piece is not a voice (a floor of 0.8 s or more
+   * splits voices; measured with CAM++: docs/performance.md, "Diarization with GE2E, retired").
    */
   minWeightSeconds: 0.4,
   /** A silence this long between two words splits a run, s. */
