@@ -27,7 +27,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DIARIZE_DEFAULTS, ENCODER_TUNING, diarize } from '../src/audio/diarize.js';
+import { DIARIZE_DEFAULTS, diarize } from '../src/audio/diarize.js';
+import { DEFAULT_SPEAKER_MODEL } from '../src/models/manifest.js';
 import { loadConfig } from '../src/config.js';
 import { loadAudio } from '../src/service.js';
 import { Transcription } from '../src/audio/transcription.js';
@@ -402,8 +403,8 @@ async function main(): Promise<void> {
     machine: '2 cores (shared with other work while measured), no GPU',
     /** 1, 5 and 15 minute load averages when the run ended. */
     loadAverage: loadavg().map((l) => Number(l.toFixed(2))),
-    speaker: (await (encoder ??= testSpeakerEncoder(speakerModel))).dims.model,
-    defaults: { ...DIARIZE_DEFAULTS, ...ENCODER_TUNING[(await encoder).dims.model], ...tuning },
+    speaker: speakerModel ?? DEFAULT_SPEAKER_MODEL,
+    defaults: { ...DIARIZE_DEFAULTS, ...tuning },
     sets,
   };
   mkdirSync(`${root}bench/results`, { recursive: true });

@@ -247,23 +247,16 @@ export interface NativeEncoder {
   close(): void;
 }
 
-/**
- * A speaker encoder, GE2E (native/core/speaker_encoder.h) or CAM++ (native/core/campplus.h), on its
- * own native thread; calls run one after another.
- */
+/** The CAM++ speaker encoder (native/core/campplus.h), on its own native thread; calls run one after another. */
 export interface NativeSpeakerEncoder {
   readonly dims: {
     mels: number;
-    hidden: number;
-    layers: number;
     embedding: number;
-    /** Which network the weights file holds: diarization's constants depend on it. */
-    model: 'ge2e' | 'campplus';
     partialFrames: number;
     maxPartialFrames: number;
   };
   /**
-   * Embeddings of partials of 16 kHz mono `pcm`: partial i is mel frames (10 ms each)
+   * Embeddings of partials of 16 kHz mono `pcm`: partial i is fbank frames (10 ms each)
    * [starts[i], starts[i] + lengths[i]). Resolves count x embedding floats, row-major, each row
    * L2-normalised. `gain` scales the audio first (see loudnessGain in src/audio/diarize.ts).
    * Reads `pcm` in place: do not change it until the promise settles. Rejects with code 'runner_error'.
@@ -274,7 +267,7 @@ export interface NativeSpeakerEncoder {
 export interface NativeBinding {
   Engine: new () => NativeEngine;
   Encoder: new () => NativeEncoder;
-  /** Absent only in test fakes. `weights`: a DMSPKENC or DMSPKCAM file's bytes; a bad file throws 'load_failed'. */
+  /** Absent only in test fakes. `weights`: a DMSPKCAM file's bytes; a bad file throws 'load_failed'. */
   SpeakerEncoder?: new (weights: Uint8Array) => NativeSpeakerEncoder;
   /**
    * Writes `output`: GGUF `input` rewritten by llama.cpp's quantizer in `mixture`, except tensors whose

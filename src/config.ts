@@ -5,12 +5,6 @@ import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import {
-  DEFAULT_DECISION_MODEL,
-  DEFAULT_ENCODER_MODEL,
-  DEFAULT_VAD_MODEL,
-  DEFAULT_WHISPER_MODEL,
-} from './models/manifest.js';
 
 const Int = (min: number, max: number, description: string) =>
   Type.Integer({ minimum: min, maximum: max, description });
@@ -46,9 +40,7 @@ export const ConfigSchema = Type.Object({
     [Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error'), Type.Literal('silent')],
     { description: "llama.cpp's and whisper.cpp's own log threshold (Engine option nativeLog)" },
   ),
-  auth: Type.Union([Type.Literal('on'), Type.Literal('off')], {
-    description: 'bearer key checking on every /v1 route',
-  }),
+  auth: Switch('bearer key checking on every /v1 route'),
   databaseUrl: Type.String({ minLength: 1, description: 'keys and usage: a SQLite file path, or postgres://...' }),
   redisUrl: Type.Optional(
     Type.String({ pattern: '^rediss?://', description: 'rate counters and revocation fan-out shared by replicas' }),
@@ -80,7 +72,7 @@ export const ConfigSchema = Type.Object({
   whisperModel: Id('whisper model id from the manifest'),
   whisperModelPath: Type.Optional(Id('explicit whisper.cpp ggml file; skips the model store')),
   vadModel: Id('voice activity model id from the manifest, or "none"'),
-  speakerModelPath: Type.Optional(Id('explicit speaker encoder (DMSPKCAM or DMSPKENC) file; skips the model store')),
+  speakerModelPath: Type.Optional(Id('explicit speaker encoder (DMSPKCAM, CAM++) file; skips the model store')),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -88,8 +80,8 @@ export type Config = Static<typeof ConfigSchema>;
 export const DEFAULTS: Readonly<Config> = Object.freeze({
   host: '127.0.0.1',
   port: 8080,
-  model: DEFAULT_DECISION_MODEL,
-  encoder: DEFAULT_ENCODER_MODEL,
+  model: 'qwen2.5-coder-1.5b-instruct-q4_k_m', // manifest ids (src/models/manifest.ts reads them here)
+  encoder: 'all-minilm-l6-v2-q8_0', // the sentence encoder that ranks windows of long texts
   slots: 2, // measured: two 2-thread slots on 2 cores give the same throughput as one, better tails
   threads: Math.min(availableParallelism(), 8),
   queue: 2,
@@ -121,8 +113,8 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   audioMaxBytes: 100 * 1024 * 1024, // bytes: an hour of 192 kbit/s mp3 is ~86 MB
   audioMaxSeconds: 3600, // seconds
   audioLanguage: 'en',
-  whisperModel: DEFAULT_WHISPER_MODEL,
-  vadModel: DEFAULT_VAD_MODEL,
+  whisperModel: 'whisper-base', // chosen from measured WER and real-time factor (docs/models.md)
+  vadModel: 'silero-vad-v5',
 });
 
 /** Environment variable -> config key. */
@@ -163,6 +155,12 @@ export const ENV = Object.freeze({
 
 // Switches also take the spellings environments use for booleans.
 const SWITCH: Record<string, 'on' | 'off'> = { on: 'on', off: 'off', '1': 'on', '0': 'off', true: 'on', false: 'off' };
+/** Every setting whose schema is a Switch. */
+const SWITCH_KEYS: ReadonlySet<string> = new Set(
+  Object.entries(ConfigSchema.properties)
+    .filter(([, s]) => 'anyOf' in s && s.anyOf.map((x: { const?: unknown }) => x.const).join() === 'on,off')
+    .map(([k]) => k),
+);
 
 /**
  * Defaults, overridden by the environment, overridden by explicit values; validated. `defaults`
@@ -180,7 +178,7 @@ export function loadConfig(
     const schema = ConfigSchema.properties[key];
     if (schema.type === 'number' || schema.type === 'integer')
       merged[key] = /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
-    else if (key === 'offline' || key === 'audio') merged[key] = SWITCH[raw] ?? raw;
+    else if (SWITCH_KEYS.has(key)) merged[key] = SWITCH[raw] ?? raw;
     else if (key === 'nativeLog')
       merged[key] = SWITCH[raw] === 'on' ? 'debug' : raw; // DM_NATIVE_LOG=1: everything
     else merged[key] = raw;

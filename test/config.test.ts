@@ -1,5 +1,6 @@
 import t from 'tap';
 import { DEFAULTS, loadConfig } from '../src/config.js';
+import { findModel } from '../src/models/manifest.js';
 
 t.test('defaults, environment and overrides, in that order', async (t) => {
   t.equal(loadConfig({}).port, DEFAULTS.port);
@@ -24,6 +25,20 @@ t.test('audio and store settings come from the same schema', async (t) => {
   t.equal(loadConfig({}).audio, 'on', 'the service transcribes by default');
   t.throws(() => loadConfig({ DM_AUDIO_LANGUAGE: 'english' }), /DM_AUDIO_LANGUAGE: .*got "english"/);
   t.throws(() => loadConfig({ DM_AUDIO: 'maybe' }), /DM_AUDIO: .*got "maybe"/);
+});
+
+t.test('every on/off switch takes the same spellings', async (t) => {
+  const on = loadConfig({ DM_AUTH: '1', DM_TEXT_REUSE: 'true', DM_AUDIO: 'on', DM_OFFLINE: '1' });
+  t.same([on.auth, on.textReuse, on.audio, on.offline], ['on', 'on', 'on', 'on']);
+  const off = loadConfig({ DM_AUTH: 'false', DM_TEXT_REUSE: '0', DM_AUDIO: 'off', DM_OFFLINE: 'false' });
+  t.same([off.auth, off.textReuse, off.audio, off.offline], ['off', 'off', 'off', 'off']);
+  t.throws(() => loadConfig({ DM_AUTH: 'yes' }), /DM_AUTH: .*got "yes"/);
+  t.throws(() => loadConfig({ DM_TEXT_REUSE: 'enabled' }), /DM_TEXT_REUSE: .*got "enabled"/);
+});
+
+t.test('the default models are entries of the manifest', async (t) => {
+  for (const id of [DEFAULTS.model, DEFAULTS.encoder, DEFAULTS.whisperModel, DEFAULTS.vadModel])
+    t.ok(findModel(id), id);
 });
 
 t.test('DM_NATIVE_LOG takes a level, and 1 for everything', async (t) => {

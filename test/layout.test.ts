@@ -1,11 +1,38 @@
 // The layout reads like the data path: no module of src/ imports itself back, through any chain
-// of imports (type-only imports included), so each folder can be read after the ones it uses.
+// of imports (type-only imports included), and no folder imports a folder above it in
+// FOLDER_ORDER, so each folder can be read after the ones it uses (docs/layout.md, "Folder order").
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../../src');
+
+/**
+ * The units of src/ (its folders, and its top-level files without `.ts`) in the order a request
+ * meets them, from the entry points down to what everything uses: a unit may import only units
+ * after it. The HTTP front reaches the gate, the gate the key store; the capabilities and audio
+ * reach the engine, the engine the binding; models and config are read at start-up by all above.
+ */
+const FOLDER_ORDER = [
+  'cli',
+  'index',
+  'service',
+  'http',
+  'auth',
+  'store',
+  'audio',
+  'decisions',
+  'api',
+  'metrics',
+  'engine',
+  'models',
+  'config',
+  'binding',
+  'log',
+  'errors',
+];
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -40,9 +67,46 @@ function cycles(files: string[]): string[][] {
   return found;
 }
 
+/** The unit of a path relative to the tree's root: its first folder, or the file without `.ts`. */
+function unitOf(path: string): string {
+  const [first, ...rest] = path.split(sep);
+  return rest.length > 0 ? first! : first!.replace(/\.ts$/, '');
+}
+
+/** Imports from a unit to one before it in `order` ("from -> to", relative to `tree`), and units not in `order`. */
+function backEdges(tree: string, order: readonly string[]): string[] {
+  const found: string[] = [];
+  for (const file of sources(tree)) {
+    const from = relative(tree, file);
+    const rank = order.indexOf(unitOf(from));
+    if (rank < 0) {
+      found.push(`${from}: ${unitOf(from)} is not in the folder order`);
+      continue;
+    }
+    for (const target of importsOf(file)) {
+      const to = relative(tree, target);
+      const above = order.indexOf(unitOf(to)); // a unit not in the order is reported on its own files
+      if (above >= 0 && above < rank) found.push(`${from} -> ${to}`);
+    }
+  }
+  return found.sort();
+}
+
 t.test('src/ has no import cycle', async (t) => {
   const files = sources(root);
   t.ok(files.length > 50, `${files.length} modules read`);
   const found = cycles(files).map((c) => c.map((f) => relative(root, f)).join(' -> '));
   t.same(found, [], found.join('\n'));
+});
+
+t.test('no folder of src/ imports a folder above it', async (t) => {
+  const found = backEdges(root, FOLDER_ORDER);
+  t.same(found, [], found.join('\n'));
+});
+
+t.test('a back-edge fails the check (fixture: engine imports http)', async (t) => {
+  const tree = resolve(here, '../../test/fixtures/layout-back-edge');
+  t.same(backEdges(tree, ['http', 'engine']), ['engine/run.ts -> http/reply.ts']);
+  t.same(backEdges(tree, ['engine', 'http']), [], 'the same tree passes with engine above http');
+  t.same(backEdges(tree, ['engine']), ['http/reply.ts: http is not in the folder order']);
 });

@@ -5,5 +5,5 @@
 
 // Encoder: the sentence encoder (core/sentence_encoder.h).
 Napi::Function DefineEncoder(Napi::Env env);
-// SpeakerEncoder: the GE2E speaker encoder (core/speaker_encoder.h).
+// SpeakerEncoder: the CAM++ speaker encoder (core/campplus.h).
 Napi::Function DefineSpeakerEncoder(Napi::Env env);

@@ -1,15 +1,15 @@
 // The JS class SpeakerEncoder (typed in src/binding.ts):
-//   new SpeakerEncoder(weights: Uint8Array)    parses a DMSPKENC (GE2E) or DMSPKCAM (CAM++) file's bytes
-//   .dims: { mels, hidden, layers, embedding, model ('ge2e' | 'campplus'), partialFrames, maxPartialFrames }
+//   new SpeakerEncoder(weights: Uint8Array)    parses a DMSPKCAM (CAM++) file's bytes
+//   .dims: { mels, embedding, partialFrames, maxPartialFrames }
 //   .embed(pcm: Float32Array, starts: Int32Array, lengths: Int32Array, gain: number): Promise<Float32Array>
 // embed runs on the encoder's own TaskThread, one call after another. It reads `pcm` in place
 // (an hour is 230 MB): the caller must not change it until the promise settles.
 #include <memory>
 
 #include "args.h"
+#include "campplus.h"
 #include "completions.h"
 #include "encoder.h"
-#include "speaker_encoder.h"
 #include "task_thread.h"
 
 namespace {
@@ -24,10 +24,7 @@ class SpeakerEncoderWrap : public Napi::ObjectWrap<SpeakerEncoderWrap> {
     const speaker::Dims &d = encoder_->dims();
     Napi::Object dims = Napi::Object::New(env);
     dims.Set("mels", d.mels);
-    dims.Set("hidden", d.hidden);
-    dims.Set("layers", d.layers);
     dims.Set("embedding", d.embedding);
-    dims.Set("model", encoder_->name());
     dims.Set("partialFrames", speaker::kPartialFrames);
     dims.Set("maxPartialFrames", speaker::kMaxPartialFrames);
     info.This().As<Napi::Object>().Set("dims", dims);
@@ -39,12 +36,12 @@ class SpeakerEncoderWrap : public Napi::ObjectWrap<SpeakerEncoderWrap> {
     completions_.release();
   }
 
-  static std::unique_ptr<const speaker::Model> Parse(const Napi::CallbackInfo &info) {
+  static std::unique_ptr<const speaker::CamPlus> Parse(const Napi::CallbackInfo &info) {
     args::Check(info.Env(), info.Length() == 1 && args::IsArrayOf(info[0], napi_uint8_array),
                 "SpeakerEncoder expects the model file's bytes as a Uint8Array");
     Napi::Uint8Array bytes = info[0].As<Napi::Uint8Array>();
     try {
-      return speaker::load(bytes.Data(), bytes.ByteLength());
+      return std::make_unique<const speaker::CamPlus>(bytes.Data(), bytes.ByteLength());
     } catch (const std::exception &e) {
       throw CodedError(info.Env(), "load_failed", std::string("speaker model: ") + e.what());
     }
@@ -68,7 +65,7 @@ class SpeakerEncoderWrap : public Napi::ObjectWrap<SpeakerEncoderWrap> {
                       std::to_string(speaker::kMaxPartialFrames));
     }
     Completions<SpeakerEncoderWrap>::Ticket t = completions_.add(env, pcm);  // keeps the audio alive
-    const speaker::Model *encoder = encoder_.get();
+    const speaker::CamPlus *encoder = encoder_.get();
     worker_.post([this, encoder, id = t.id, data = pcm.Data(), samples = pcm.ElementLength(), gain,
                   starts = std::move(starts), lengths = std::move(lengths)](bool run) {
       Outcome<std::vector<float>> out;
@@ -96,7 +93,7 @@ class SpeakerEncoderWrap : public Napi::ObjectWrap<SpeakerEncoderWrap> {
   }
 
  private:
-  std::unique_ptr<const speaker::Model> encoder_;  // immutable; first, so a bad file throws before the rest
+  std::unique_ptr<const speaker::CamPlus> encoder_;  // immutable; first, so a bad file throws before the rest
   Completions<SpeakerEncoderWrap> completions_;
   TaskThread worker_;
 };

@@ -167,7 +167,7 @@ CamPlus::CamPlus(const uint8_t *data, size_t size) {
     throw std::runtime_error("not a version 1 CAM++ speaker model (DMSPKCAM)");
   if (header[1] != kMels || header[2] != kEmbedding)
     throw std::runtime_error("CAM++ model: expected 80 mels and 192-dimensional embeddings");
-  dims_ = {kMels, 512, 0, kEmbedding};
+  dims_ = {kMels, kEmbedding};
   auto floats = [&](size_t n) {
     std::vector<float> v(n);
     take(v.data(), n * sizeof(float));
@@ -416,11 +416,6 @@ std::vector<float> CamPlus::forward(const float *feats, int T) const {
   gemm(kEmbedding, 2 * have, 1, dense_.w.data(), stats.data(), 1, e.data(), false);
   affine(dense_bn_, e.data(), kEmbedding, 1, false);  // no ReLU: 3D-Speaker's 'batchnorm_'
   return e;
-}
-
-std::unique_ptr<const Model> load(const uint8_t *data, size_t size) {
-  if (size >= 8 && std::memcmp(data, "DMSPKCAM", 8) == 0) return std::make_unique<const CamPlus>(data, size);
-  return std::make_unique<const Encoder>(data, size);
 }
 
 }  // namespace speaker

@@ -2,35 +2,46 @@
 // Kaldi 80-bin log fbank with per-partial mean normalisation, a 2-D convolution front (FCM),
 // a TDNN, three densely connected context-aware TDNN blocks, statistics pooling and a linear
 // layer with a batch normalisation. No ggml: every layer is a matrix product over [channels x
-// frames], written out here with the same target_clones as speaker_encoder.cpp.
+// frames], written out here; the hot loops carry target_clones so that the addon, built for
+// generic x86-64, still runs them with AVX2/FMA or AVX-512 where the CPU has it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#include "speaker_encoder.h"
-
 namespace speaker {
+
+constexpr int kHop = 160;                // 10 ms hop: one fbank frame per 160 samples
+constexpr int kPartialFrames = 160;      // 1.6 s, the window diarization embeds
+constexpr int kMaxPartialFrames = 1000;  // 10 s: bounds one partial's scratch memory
+
+struct Dims {
+  int mels = 0, embedding = 0;
+};
 
 // The weights as the converter writes them (src/models/converters/campplus.ts), little-endian:
 //   char[8] "DMSPKCAM", u32 version (1), u32 mels (80), u32 embedding (192), u32 reserved x3 (0);
 //   then float32 tensors in the order and shapes campplus.cpp reads them (PyTorch layouts,
 //   each batch normalisation as scale[C] and shift[C] from its running statistics, eps 1e-5).
-class CamPlus : public Model {
+class CamPlus {
  public:
-  // Parses and checks the bytes of a weights file (not kept); throws std::runtime_error.
+  // Parses and checks the bytes of a weights file (not kept); throws std::runtime_error
+  // naming the problem.
   CamPlus(const uint8_t *data, size_t size);
 
-  const Dims &dims() const override { return dims_; }
-  const char *name() const override { return "campplus"; }
+  const Dims &dims() const { return dims_; }
 
-  // As Encoder::embed. The fbank is mean-normalised per partial, so `gain` only matters where
-  // a band's energy meets the log floor (FLT_EPSILON); it is applied so that a quiet file and
-  // its levelled copy embed alike. Frame f covers samples [f * kHop - 200, f * kHop + 200)
-  // (centred on f * kHop, as Encoder's); samples outside the audio are zeros.
+  // Embeds partial utterances of `pcm` (16 kHz mono, samples in [-1, 1]). Partial p covers
+  // frames [starts[p], starts[p] + lengths[p]); frame f covers samples [f * kHop - 200,
+  // f * kHop + 200) (centred on f * kHop); samples outside the audio are zeros. `gain` scales the
+  // signal first: the fbank is mean-normalised per partial, so it only matters where a band's
+  // energy meets the log floor (FLT_EPSILON); the caller computes it over the whole file so that a
+  // quiet file and its levelled copy embed alike. Writes count x embedding floats (each row
+  // L2-normalised) to `out`. Throws std::invalid_argument for a negative start or a length
+  // outside 1..kMaxPartialFrames. Thread safety: const; any number of threads may embed at once.
   void embed(const float *pcm, size_t samples, float gain, const int32_t *starts, const int32_t *lengths, size_t count,
-             float *out) const override;
+             float *out) const;
 
   // The mean-normalised log fbank of frames [first, first + n) of pcm * gain, frame-major (n x 80).
   std::vector<float> fbank(const float *pcm, size_t samples, float gain, int first, int n) const;

@@ -2,7 +2,7 @@
 // ggml's x86 build has no vector version of it (arch/x86/quants.c and the AMX kernels both call
 // the scalar reference, 4.5% of a yes-no's CPU samples with AMX), so the addon's link routes their
 // calls here (-Wl,--wrap, CMakeLists.txt); CPUs without AVX-512 take the reference itself.
-// native/checks/q8k.cpp compares the two on random and edge-case rows (test/native/q8k.test.ts).
+// native/checks/q8k.cpp compares the two on random and edge-case rows (test/build/q8k.test.ts).
 #if defined(__x86_64__)
 #include <immintrin.h>
 

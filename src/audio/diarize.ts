@@ -7,8 +7,7 @@
 //   2. Segments: runs cut evenly into pieces of at most `segmentSeconds`, so a turn change
 //      without a pause spoils one short piece, not a whole run.
 //   3. Each segment's embedding is the normalised mean of the speaker encoder's embeddings of
-//      1.6 s windows sliding over it (CAM++, native/core/campplus.cpp; or GE2E,
-//      native/core/speaker_encoder.cpp, as resemblyzer's embed_utterance).
+//      1.6 s windows sliding over it (CAM++, native/core/campplus.cpp).
 //   4. Agglomerative clustering of the segments by cosine similarity, average linkage weighted
 //      by duration, with a merge threshold that follows how alike one voice's segments are in
 //      this recording (cluster); then clusters with too little speech join the nearest voice,
@@ -24,9 +23,15 @@ export interface DiarizeOptions {
   readonly signal?: AbortSignal;
   /** The speaker encoder: a request's Round.speakers, so its work is admitted with the request. */
   readonly encoder: SpeakerEmbedder;
-  /** Changes to the clustering constants (bench/diarize.ts measures them). */
+  /** Changes to the constants (bench/diarize.ts measures them). */
   readonly tuning?: Partial<
-    Tuning & { pauseSeconds: number; segmentSeconds: number; hopSeconds: number; minWindowSeconds: number }
+    Tuning & {
+      pauseSeconds: number;
+      segmentSeconds: number;
+      hopSeconds: number;
+      minWindowSeconds: number;
+      minWeightSeconds: number;
+    }
   >;
 }
 
@@ -41,42 +46,32 @@ export interface Tuning {
   readonly minSpeakerSeconds: number;
 }
 
-/** Clustering constants per encoder: its embedding space sets how alike one voice's segments are. */
-export const ENCODER_TUNING: Readonly<
-  Record<'ge2e' | 'campplus', Tuning & { hopSeconds: number; minWindowSeconds: number }>
-> = Object.freeze({
-  /** Chosen from bench/diarize.ts (see docs/audio.md, "Speakers"). */
-  ge2e: Object.freeze({
-    threshold: 0.8,
-    margin: 0.09,
-    sameVoice: 0.92,
-    minSpeakerSeconds: 2.5,
-    hopSeconds: 0.4,
-    minWindowSeconds: 0.4,
-  }),
-  /**
-   * Chosen on seeds 1 and 7 of bench/diarize.ts (docs/audio.md, "Speakers"): CAM++ pieces of one
-   * voice are less alike than GE2E's (0.6-0.7 with 1.6 s of context) but further from other voices.
-   * Short segments get a 1.6 s window around their middle (0.4 s ones embed too noisily), and a
-   * voice needs only 1.5 s of speech: short-turn dialogs give a voice 2 turns of 2-5 s.
-   */
-  campplus: Object.freeze({
-    threshold: 0.6,
-    margin: 0.15,
-    sameVoice: 0.85,
-    minSpeakerSeconds: 1.5,
-    hopSeconds: 0.4,
-    minWindowSeconds: 1.6,
-  }),
-});
-
+/**
+ * The constants, chosen for the CAM++ encoder with bench/diarize.ts (docs/audio.md, "Speakers";
+ * bench/results/diarize.json). CAM++ finds one voice's pieces only 0.6-0.7 alike with 1.6 s of
+ * context, other voices' mostly less: hence a threshold of 0.6 and a wide margin.
+ */
 export const DIARIZE_DEFAULTS = Object.freeze({
-  ...ENCODER_TUNING.ge2e,
+  threshold: 0.6,
+  margin: 0.15,
+  sameVoice: 0.85,
+  /** Short-turn dialogs give a voice 2 turns of 2-5 s. */
+  minSpeakerSeconds: 1.5,
+  /** Step between the windows over a long segment, s. */
+  hopSeconds: 0.4,
+  /** A segment shorter than this is embedded from a window this long around its middle, s (0.4 s is too noisy). */
+  minWindowSeconds: 1.6,
+  /**
+   * A segment counts in the clustering by its length, but at least this much, s: well under
+   * minSpeakerSeconds, so that one stray short piece is not a voice (a floor of 0.8 s or more
+   * splits voices; measured with CAM++: docs/performance.md, "Diarization with GE2E, retired").
+   */
+  minWeightSeconds: 0.4,
   /** A silence this long between two words splits a run, s. */
   pauseSeconds: 0.15,
   /** Longest segment, s. */
   segmentSeconds: 6,
-  /** Window length, s: GE2E's training length. */
+  /** Window length, s. */
   windowSeconds: 1.6,
   /** Cap on embedded windows per file (bounds the encoder's work on long files). */
   maxWindows: 4000,
@@ -84,7 +79,7 @@ export const DIARIZE_DEFAULTS = Object.freeze({
   batch: 64,
 });
 
-const FRAMES_PER_SECOND = 100; // the encoder's mel hop is 10 ms
+const FRAMES_PER_SECOND = 100; // the encoder's fbank hop is 10 ms
 
 interface Span {
   start: number; // seconds
@@ -103,13 +98,13 @@ export async function diarize(pcm: Float32Array, words: readonly Span[], options
     const start = Math.min(Math.max(w.start, 0), duration);
     return { start, end: Math.min(Math.max(w.end, start), duration) };
   });
-  const tuning = { ...DIARIZE_DEFAULTS, ...ENCODER_TUNING[options.encoder.dims.model], ...options.tuning };
+  const tuning = { ...DIARIZE_DEFAULTS, ...options.tuning };
   const segments = segmentsOf(speechRuns(clamped, tuning.pauseSeconds), clamped, tuning.segmentSeconds);
   const windows = windowsOf(segments, tuning.hopSeconds, tuning.minWindowSeconds);
   const dim = options.encoder.dims.embedding;
   const windowEmbeddings = await embedWindows(options.encoder, pcm, windows, options.signal);
   const embeddings = segmentEmbeddings(windowEmbeddings, windows, segments.length, dim);
-  const weights = segments.map((s) => Math.max(s.end - s.start, DIARIZE_DEFAULTS.minWindowSeconds));
+  const weights = segments.map((s) => Math.max(s.end - s.start, tuning.minWeightSeconds));
   const labels = speakersOf(embeddings, dim, weights, heardBy(windows, segments.length), tuning);
   const voices = new Map([...groupsOf(embeddings, dim, weights, labels)].map(([l, g]) => [l, g.centroid]));
   return firstHeardOrder(assignWords(clamped, segments, windows, windowEmbeddings, voices, labels), clamped);
@@ -184,8 +179,10 @@ function windowsOf(segments: readonly Span[], hopSeconds: number, minWindowSecon
 }
 
 /**
- * The gain the encoder expects on a file: resemblyzer's normalize_volume raises the whole file
- * to -30 dBFS RMS and never lowers it. Computed once per file, since partials see only a part.
+ * The gain that raises the whole file to -30 dBFS RMS (never lowers it), once per file since
+ * partials see only a part. CAM++ mean-normalises its fbank per partial, so the level only
+ * matters where a band meets the log floor; levelling keeps a quiet file's speakers those of its
+ * loud copy (test/audio/diarize.test.ts).
  */
 function loudnessGain(pcm: Float32Array): number {
   let sum = 0;

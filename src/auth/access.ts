@@ -4,11 +4,11 @@ import type { Config } from '../config.js';
 import type { EngineStats } from '../engine/engine.js';
 import type { Logger } from '../log.js';
 import { Metrics } from '../metrics.js';
-import { connectRedis, RedisLimiter, subscribeRevocations } from '../store/redis.js';
+import { connectRedis, subscribeRevocations } from '../store/redis.js';
 import { openStore, type Store } from '../store/store.js';
 import { KeyChecker } from './checker.js';
 import { Gate } from './gate.js';
-import { MemoryLimiter, TokenMeter, type Limiter } from './limiter.js';
+import { MemoryLimiter, RedisLimiter, TokenMeter, type Limiter } from './limiter.js';
 
 export interface Access {
   gate: Gate;

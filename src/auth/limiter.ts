@@ -1,5 +1,9 @@
 // Requests per minute per key, in fixed windows aligned to the minute: a request costing n items
-// is admitted only if the window's count stays <= the limit, so no window ever exceeds it.
+// is admitted only if the window's count stays <= the limit, so no window ever exceeds it. The
+// counters live in this process (MemoryLimiter) or, shared by replicas, in Redis (RedisLimiter:
+// one atomic script per request, windows on Redis's own clock so replica clocks do not matter).
+import type { Redis } from 'ioredis';
+
 export interface LimitVerdict {
   allowed: boolean;
   limit: number;
@@ -37,6 +41,60 @@ export class MemoryLimiter implements Limiter {
     if (allowed) this.counts.set(keyId, used + cost);
     const resetSeconds = Math.max(1, Math.ceil(((window + 1) * WINDOW_MS - now) / 1000));
     return { allowed, limit: this.limit, remaining: this.limit - (allowed ? used + cost : used), resetSeconds };
+  }
+}
+
+// KEYS: none (the key name depends on Redis's clock). ARGV: key id, cost, limit, window ms.
+// Returns { allowed 0/1, count after, ms left in the window }.
+const TAKE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = math.floor(now / tonumber(ARGV[4]))
+local key = 'dm:rl:' .. ARGV[1] .. ':' .. window
+local cost, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
+local n = redis.call('INCRBY', key, cost)
+if n == cost then redis.call('PEXPIRE', key, tonumber(ARGV[4]) * 2) end
+local left = (window + 1) * tonumber(ARGV[4]) - now
+if n > limit then
+  redis.call('DECRBY', key, cost)
+  return {0, n - cost, left}
+end
+return {1, n, left}
+`;
+
+/**
+ * Counters shared by every replica. While Redis cannot be reached, each replica counts on its own
+ * (the limit then holds per replica, not in total) and says so in the log once per outage.
+ */
+export class RedisLimiter implements Limiter {
+  private readonly fallback: MemoryLimiter;
+  private degraded = false;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly limit: number,
+    private readonly onOutage: (err: Error) => void = () => {},
+  ) {
+    this.fallback = new MemoryLimiter(limit);
+  }
+
+  async take(keyId: string, cost: number): Promise<LimitVerdict> {
+    let reply: [number, number, number];
+    try {
+      reply = (await this.redis.eval(TAKE, 0, keyId, cost, this.limit, WINDOW_MS)) as [number, number, number];
+    } catch (err) {
+      if (!this.degraded) this.onOutage(err as Error);
+      this.degraded = true;
+      return this.fallback.take(keyId, cost);
+    }
+    this.degraded = false;
+    const [allowed, count, left] = reply;
+    return {
+      allowed: allowed === 1,
+      limit: this.limit,
+      remaining: this.limit - count,
+      resetSeconds: Math.max(1, Math.ceil(left / 1000)),
+    };
   }
 }
 

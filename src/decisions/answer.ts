@@ -19,17 +19,16 @@ export type AnswerResult = Static<typeof AnswerResultSchema>;
 export type AnswerOutput = AnswerResult | { results: AnswerResult[] } | { results: { results: AnswerResult[] }[] };
 
 // One system prompt for both branches of a question: copying its answer and checking that the
-// text states one. Telling the model it will also be asked yes/no questions made it abstain more
-// where the text lacks the answer (squad2 60.0% -> 62.5%, pool-dev 81.6% -> 86.8%).
+// text states one. Telling the model it will also be asked yes/no questions makes it abstain more
+// where the text lacks the answer (docs/performance.md, "Where the decision code's constants come from").
 const SYSTEM =
   'You answer questions about a text by copying the exact words of the text that answer the question, ' +
   'as few words as possible. If the text does not contain the answer, reply None. ' +
   'Asked a yes/no question, reply Yes or No.';
 
 // Whether to answer: the span's log-odds plus CHECK_WEIGHT times the check's Yes/No log-odds plus
-// CHECK_BIAS, fitted on the fit half of every development set with answers (140 questions; the
-// best mean accuracy per set over a grid, ties kept near the middle). Over both halves it answers
-// context-conflict 72.5% (70.8% before) and squad2 61.7% (60.8%); pool-dev is unchanged by it.
+// CHECK_BIAS, fitted on the fit half of every development set with answers (the best mean accuracy
+// per set over a grid, ties kept near the middle; figures in docs/performance.md).
 const CHECK_WEIGHT = 0.5;
 const CHECK_BIAS = 0.25;
 

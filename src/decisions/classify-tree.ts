@@ -24,9 +24,9 @@ export type ClassifyTreeInput = Static<typeof ClassifyTreeRequest>;
 export type TreeLevel = Static<typeof ClassifyTreeLevel>;
 export type ClassifyTreeResult = Static<typeof ClassifyTreeResultSchema>;
 
-// Fitted on the fit half of every development set with a tree (bench/eval.js --cap classify-tree,
-// 79 items; the weight with the least log loss of the first level's gold label, over 0-100 by 10):
-// on the report half, the first level was then right 63 of 78 times (50 of 78 without it).
+// How much a node's subtree counts beside its own name when a level is chosen: the weight with the
+// least log loss of the first level's gold label on the development sets' fit half (docs/performance.md,
+// "Where the decision code's constants come from").
 const SUBTREE_WEIGHT = 30;
 
 export class ClassifyTree {

@@ -1,9 +1,9 @@
 // classify: which label fits a text, from the log-probabilities of the model writing each label
-// name (up to the token that tells it apart) after one prefill. The labels follow the text: measured on the eval
-// set, listing them before the text (which would let the prefix cache keep them) lost 10 points.
-// The wording was chosen on bench/eval among four variants (18 of 21 against 17 for the others),
-// and its short question costs a dozen tokens less than the first one. Scores are calibrated
-// against the label set's prior (label-priors.ts): on the 36 bench/eval cases 33 right against 31.
+// name (up to the token that tells it apart) after one prefill. The labels follow the text (listing
+// them first, which would let the prefix cache keep them, loses accuracy); the wording is the best
+// of four and its short question costs a dozen tokens less than the first one; scores are
+// calibrated against the label set's prior (label-priors.ts). The figures: docs/performance.md,
+// "Where the decision code's constants come from".
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';

@@ -53,8 +53,7 @@ export class Entities {
     const sources = excerpts.map((e) => new Source(this.engine, e));
     // "Mentions of <kind>:" rather than "Kind: <kind>", after which the model wanted to write the kind's
     // own name first ("email" at p = 0.64 before a list of addresses, which then lost to "None").
-    // bench/eval.js --cap entities: pool-dev F1 0.79 -> 0.85 (25), wnut17 0.30 -> 0.38 (70),
-    // extra-decisions 0.86 -> 0.89, dev-decisions 1.00 both; four other wordings did worse on one set or more.
+    // Chosen among five wordings (docs/performance.md, "Where the decision code's constants come from").
     const kinds = types.map((t) =>
       this.prompt.branch(`Mentions of ${t.name}${t.description ? ` (${t.description})` : ''}:`),
     );

@@ -55,10 +55,9 @@ const MAX_ITEM_TOKENS = 32;
 // A single value's rival first token at least a third as likely as the best is followed to the
 // end of its span, which replaces the greedy one when likelier both whole and per token
 // (SpanJob.forkWithin): a greedy first token copied "2018" for "14-01-2018", "TAX INVOICE" for a
-// shop's name. Measured with bench/eval: sroie 55.8% -> 57.3% of 480 fields, pool-dev 76.7% ->
-// 77.2% of 180. Not for list items (a rival first token is another item: pool-dev lost one and a
-// currency sign), nor for answer (squad2 lost 1-2 of 120: a question's rival reading is a
-// different answer, not the same one written whole).
+// shop's name. Not for list items (a rival first token is another item), nor for answer (a
+// question's rival reading is a different answer, not the same one written whole). Measured:
+// docs/performance.md, "Where the decision code's constants come from".
 const FORK_WITHIN = Math.log(3);
 
 export class Extract {

@@ -225,9 +225,8 @@ function lineBreaks(engine: Engine): { newline: number; closing: Map<number, num
 
 // A number and the word or number after it are one value ("1000 mg", "KM19 XTB", "+44 20 7946"): where a
 // token ends in a digit and the next is a space and a letter or digit, a span goes on if the model
-// finds that plausible. The model alone ended "1000 mg" and "KM19 XTB" after the digits; with the
-// join, pool-dev entities F1 rose from 0.71 to 0.79 (bench/eval.js --cap entities --limit 25), and
-// answer and extract were unchanged; any probability from 0.05 to 0.2 gave the same figures.
+// finds that plausible; the model alone ended "1000 mg" and "KM19 XTB" after the digits (measured:
+// docs/performance.md, "Where the decision code's constants come from").
 function joins(n: number, piece: (i: number) => string): Int32Array {
   return Int32Array.from({ length: n }, (_, i) =>
     i + 1 < n && /\d$/.test(piece(i)) && /^ [\p{L}\p{N}]/u.test(piece(i + 1)) ? 1 : 0,

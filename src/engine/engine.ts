@@ -195,7 +195,7 @@ export class Engine {
     return this.transcribes;
   }
 
-  /** Loads the speaker encoder diarization runs on (a DMSPKENC file, see src/models/converters/speaker.ts). */
+  /** Loads the speaker encoder diarization runs on (a DMSPKCAM file, see src/models/converters/campplus.ts). */
   async loadSpeakerEncoder(path: string): Promise<void> {
     if (!this.binding.SpeakerEncoder) throw new Error('this addon build has no speaker encoder');
     this.speakerEncoder = new this.binding.SpeakerEncoder(await readFile(path));

@@ -2,6 +2,7 @@
 // sha256) and the places those bytes can come from, in the order the store tries them.
 // Every figure here was measured by assembling the file from the registry packages and reading
 // its GGUF header; see docs/models.md ("What the packages really contain").
+import { DEFAULTS } from '../config.js';
 
 export type ModelRole = 'decision' | 'encoder' | 'whisper' | 'speaker' | 'vad';
 
@@ -31,7 +32,7 @@ export type ModelSource =
     };
 
 /** Converters in src/models/converters/; each writes the same bytes for the same input files. */
-export type ConverterId = 'bert-gguf' | 'campplus-speaker' | 'resemblyzer-speaker' | 'silero-vad' | 'whisper-ct2';
+export type ConverterId = 'bert-gguf' | 'campplus-speaker' | 'silero-vad' | 'whisper-ct2';
 
 /**
  * A converter's input files: a folder inside one PyPI wheel, a folder inside one npm package,
@@ -63,7 +64,7 @@ export interface ModelEntry {
   readonly description: string;
   readonly sources: readonly ModelSource[]; // in resolution order
   /** Set for a file that is not GGUF (its converter checks its structure; no GGUF header check). */
-  readonly format?: 'dmspkenc' | 'dmspkcam' | 'whisper-vad' | 'whisper-ggml';
+  readonly format?: 'dmspkcam' | 'whisper-vad' | 'whisper-ggml';
   /** Other bytes of the same weights a source may yield (whisper's converted route); the cache accepts either. */
   readonly alternate?: Pin;
   /** whisper.cpp's alignment-head preset for word timestamps (whisper entries). */
@@ -240,35 +241,6 @@ const ENTRIES: ModelEntry[] = [
     ],
   },
   {
-    id: 'resemblyzer-ge2e',
-    role: 'speaker',
-    format: 'dmspkenc',
-    file: 'resemblyzer-ge2e.dmspkenc',
-    size: 5_682_208,
-    sha256: '906a68d975c295111f8669981fe390662948be0b18136c64c02dd46bfcd32425',
-    licence: 'Apache-2.0',
-    architecture: 'ge2e-lstm',
-    ggufName: '(not GGUF)',
-    description:
-      "resemblyzer's pretrained GE2E speaker encoder (40 mels, 3 x LSTM 256, linear 256; float32) converted here from its PyTorch checkpoint to native/speaker_encoder.h's layout.",
-    sources: [
-      {
-        kind: 'convert',
-        converter: 'resemblyzer-speaker',
-        input: {
-          kind: 'url',
-          base: 'https://raw.githubusercontent.com/resemble-ai/Resemblyzer/master/resemblyzer/',
-          files: { 'pretrained.pt': '39373b86598fa3da9fcddee6142382efe09777e8d37dc9c0561f41f0070f134e' },
-        },
-      },
-      {
-        kind: 'convert',
-        converter: 'resemblyzer-speaker',
-        input: { kind: 'registry', part: { package: 'resemblyzer', version: '0.1.4' }, folder: 'resemblyzer' },
-      },
-    ],
-  },
-  {
     id: 'campplus-cn-en',
     role: 'speaker',
     format: 'dmspkcam',
@@ -370,20 +342,21 @@ const ENTRIES: ModelEntry[] = [
 
 export const MODELS: readonly ModelEntry[] = Object.freeze(ENTRIES.map(freezeEntry));
 
+// The defaults of the settings are config.ts's (DEFAULTS); the speaker encoder is not a setting.
 /** The sentence encoder that ranks windows of long texts. */
-export const DEFAULT_ENCODER_MODEL = 'all-minilm-l6-v2-q8_0';
+export const DEFAULT_ENCODER_MODEL = DEFAULTS.encoder;
 
 /** The speaker encoder behind diarization. */
 export const DEFAULT_SPEAKER_MODEL = 'campplus-cn-en';
 
 /** The voice activity model that keeps audio without speech from being transcribed. */
-export const DEFAULT_VAD_MODEL = 'silero-vad-v5';
+export const DEFAULT_VAD_MODEL = DEFAULTS.vadModel;
 
-/** The whisper model, chosen from measured WER and real-time factor (docs/models.md). */
-export const DEFAULT_WHISPER_MODEL = 'whisper-base';
+/** The whisper model (config.ts says why). */
+export const DEFAULT_WHISPER_MODEL = DEFAULTS.whisperModel;
 
 /** The decision model used when none is configured. */
-export const DEFAULT_DECISION_MODEL = 'qwen2.5-coder-1.5b-instruct-q4_k_m';
+export const DEFAULT_DECISION_MODEL = DEFAULTS.model;
 
 /** Models the test suite needs on disk (`models pull --for test`). */
 export const TEST_MODELS: readonly string[] = Object.freeze([

@@ -115,7 +115,7 @@ async function resolveIntoCache(entry: ModelEntry, target: string, opts: Resolve
   throw new ModelStoreError(`model ${entry.id} is not available; tried:\n  ${tried.join('\n  ')}`, 'MODEL_UNAVAILABLE');
 }
 
-/** A file the user chose, checked for its format's magic only (GGUF, or whisper.cpp's ggml). */
+/** A file the user chose, checked for its format's magic only (GGUF, whisper.cpp's ggml, or DMSPKCAM). */
 async function explicitPath(p: string, entry: ModelEntry): Promise<string> {
   const abs = resolve(p);
   try {
@@ -123,10 +123,23 @@ async function explicitPath(p: string, entry: ModelEntry): Promise<string> {
     if (!st.isFile()) throw new Error(`${abs} is not a file`);
     if (!entry.format) await assertGgufMagic(abs);
     if (entry.format === 'whisper-ggml') await assertWhisperMagic(abs);
+    if (entry.format === 'dmspkcam') await assertSpeakerMagic(abs);
   } catch (err) {
     throw new ModelStoreError(`explicit model path ${abs} is unusable: ${oneLine(err)}`, 'MODEL_PATH_INVALID');
   }
   return abs;
+}
+
+/** A converted CAM++ file; the retired GE2E encoder's DMSPKENC files are refused here, at start-up. */
+async function assertSpeakerMagic(path: string): Promise<void> {
+  const fh = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(8);
+    await fh.read(head, 0, 8, 0);
+    if (head.toString('latin1') !== 'DMSPKCAM') throw new Error(`${path} is not a CAM++ speaker model (DMSPKCAM)`);
+  } finally {
+    await fh.close();
+  }
 }
 
 async function assertWhisperMagic(path: string): Promise<void> {

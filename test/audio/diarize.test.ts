@@ -5,7 +5,6 @@
 import t, { type Test } from 'tap';
 import { diarize } from '../../src/audio/diarize.js';
 import { testSpeakerEncoder } from '../helpers/model.js';
-import { convertResemblyzerCheckpoint } from '../../src/models/converters/speaker.js';
 import { convertCamplusCheckpoint } from '../../src/models/converters/campplus.js';
 import { CancelledError } from '../../src/errors.js';
 import {
@@ -111,14 +110,13 @@ t.test('edge cases', async (t) => {
   );
 });
 
-t.test('the converter refuses what is not the resemblyzer checkpoint', async (t) => {
-  t.throws(() => convertResemblyzerCheckpoint(Buffer.from('not a checkpoint at all')), /pickle|checkpoint/);
-  t.throws(() => convertResemblyzerCheckpoint(Buffer.alloc(0)), /pickle/);
-});
-
 t.test('the CAM++ converter refuses what is not a zip state_dict', async (t) => {
   t.throws(() => convertCamplusCheckpoint(Buffer.from('not a checkpoint at all')), /zip/);
   t.throws(() => convertCamplusCheckpoint(Buffer.alloc(0)), /zip/);
+});
+
+t.test('the encoder is CAM++: its dims are what src/binding.ts types', async (t) => {
+  t.same(encoder.dims, { mels: 80, embedding: 192, partialFrames: 160, maxPartialFrames: 1000 });
 });
 
 t.test('the encoder refuses bad partials with a clear error', async (t) => {

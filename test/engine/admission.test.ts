@@ -141,9 +141,9 @@ async function audioEngine(t: Test) {
   const engine = await Engine.open({ ...SMALL, modelPath: 'fake', slots: 1, queue: 0 }, binding);
   const dir = mkdtempSync(join(tmpdir(), 'dm-speaker-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(join(dir, 'fake.dmspkenc'), 'fake');
+  writeFileSync(join(dir, 'fake.dmspkcam'), 'fake');
   await engine.loadWhisper('fake', '');
-  await engine.loadSpeakerEncoder(join(dir, 'fake.dmspkenc'));
+  await engine.loadSpeakerEncoder(join(dir, 'fake.dmspkcam'));
   return { binding, engine, transcription: new Transcription(engine, DEFAULTS) };
 }
 

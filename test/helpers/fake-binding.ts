@@ -142,11 +142,8 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
     },
     SpeakerEncoder: class implements NativeSpeakerEncoder {
       readonly dims = {
-        mels: 40,
-        hidden: 4,
-        layers: 1,
+        mels: 80,
         embedding: 4,
-        model: 'ge2e' as const,
         partialFrames: 160,
         maxPartialFrames: 160,
       };

@@ -1,4 +1,5 @@
-// The real decision model for native tests: the one `npm test` pulled (DM_MODEL_PATH wins).
+// The real models for the real-model tests (test/real-model/, test/audio/): the ones `npm test` pulled
+// (DM_MODEL_PATH wins).
 import { readFile } from 'node:fs/promises';
 import { loadBinding } from '../../src/binding.js';
 import { Engine, type SpeakerEmbedder } from '../../src/engine/engine.js';
@@ -16,7 +17,7 @@ export function testEncoderPath(): Promise<string> {
   return resolveModel(DEFAULT_ENCODER_MODEL, { cacheDir: loadConfig().cacheDir, offline: true });
 }
 
-/** The real decision model as the native tests run it (2 slots x 2 threads), with the sentence encoder if asked. */
+/** The real decision model as the real-model tests run it (2 slots x 2 threads), with the sentence encoder if asked. */
 export async function openTestEngine({ encoder = false } = {}): Promise<Engine> {
   return Engine.open({
     modelPath: await testModelPath(),

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { crc32, deflateRawSync } from 'node:zlib';
-import type { ModelEntry, ModelSource } from '../../src/models/manifest.js';
+import { DEFAULT_SPEAKER_MODEL, type ModelEntry, type ModelSource } from '../../src/models/manifest.js';
 import { resolveEntry, resolveModel, storeOptions, type ResolveOptions } from '../../src/models/store.js';
 import { loadConfig } from '../../src/config.js';
 
@@ -186,6 +186,26 @@ t.test('an explicit path wins over the cache and the sources', async (t) => {
     message: /missing\.gguf is unusable: ENOENT/,
   });
 });
+
+t.test(
+  'DM_SPEAKER_MODEL_PATH gives the speaker encoder a CAM++ file the user chose; other formats are refused',
+  async (t) => {
+    const { dir, opts } = await setup(t);
+    const mine = join(dir, 'my-speakers.dmspkcam');
+    await writeFile(mine, Buffer.concat([Buffer.from('DMSPKCAM', 'latin1'), Buffer.alloc(24)]));
+    const config = loadConfig({ DM_SPEAKER_MODEL_PATH: mine, DM_CACHE_DIR: opts.cacheDir!, DM_OFFLINE: 'on' });
+    const store = { ...opts, ...storeOptions(config) };
+    t.equal(await resolveModel(DEFAULT_SPEAKER_MODEL, { ...store, path: config.speakerModelPath }), mine);
+    t.same(await cacheListing(store), [], 'the cache is not touched');
+
+    const ge2e = join(dir, 'resemblyzer-ge2e.dmspkenc');
+    await writeFile(ge2e, Buffer.concat([Buffer.from('DMSPKENC', 'latin1'), Buffer.alloc(24)]));
+    await t.rejects(resolveModel(DEFAULT_SPEAKER_MODEL, { ...store, path: ge2e }), {
+      code: 'MODEL_PATH_INVALID',
+      message: /dmspkenc is unusable: .* is not a CAM\+\+ speaker model \(DMSPKCAM\)/,
+    });
+  },
+);
 
 t.test('a download lands in the cache verified, stamped, with no temporary left', async (t) => {
   const { opts, messages } = await setup(t);

@@ -1,6 +1,6 @@
 // sentence-transformers BERT (safetensors + vocab.txt) -> GGUF for llama.cpp's `bert` architecture,
-// the way llama.cpp's own convert_hf_to_gguf.py names things: weight matrices in Q8_0 (measured:
-// cosines within 0.005 of F16, at 55% of the size), norms, biases and the embeddings
+// the way llama.cpp's own convert_hf_to_gguf.py names things: weight matrices in Q8_0 (cosines
+// within 0.005 of F16's, docs/models.md), norms, biases and the embeddings
 // that are added to activations in F32, the WordPiece vocabulary with "##" pieces unprefixed and word starts marked
 // with U+2581,
 // mean pooling taken from the sentence-transformers pooling config.

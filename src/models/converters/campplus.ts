@@ -5,7 +5,7 @@
 // The model store runs this (converter 'campplus-speaker'); neither Python nor torch is needed.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PickleReader, tensorRef } from './speaker.js';
+import { PickleReader, tensorRef } from './torch-pickle.js';
 
 export const CAMPPLUS_CHECKPOINT = 'campplus_cn_en_common.pt';
 

@@ -5,7 +5,6 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bertToGguf } from './bert.js';
 import { campplusModelFromDir } from './campplus.js';
-import { speakerModelFromDir } from './speaker.js';
 import { sileroVadFromDir } from './silero-vad.js';
 import { ct2ToWhisperGgml, readWhisperAssets } from './whisper.js';
 import type { ConverterId, ModelEntry } from '../manifest.js';
@@ -14,7 +13,6 @@ import type { ConverterId, ModelEntry } from '../manifest.js';
 export const CONVERTERS: Record<ConverterId, (dir: string, entry: ModelEntry) => AsyncIterable<Uint8Array>> = {
   'bert-gguf': (dir, entry) => bertToGguf(dir, entry.ggufName),
   'campplus-speaker': (dir) => campplusModelFromDir(dir),
-  'resemblyzer-speaker': (dir) => speakerModelFromDir(dir),
   'silero-vad': (dir) => sileroVadFromDir(dir),
   'whisper-ct2': (dir) => whisperFromDir(dir),
 };

@@ -1,4 +1,4 @@
-// The probe: hostile shapes sent to a running server (its own process, the full gated stack over
+// Abuse under load: hostile shapes sent to a running server (its own process, the full gated stack over
 // the fake binding) while a second client asks for `GET /` and a small decision every 100 ms.
 // Every hostile request must end in a 4xx envelope, the process must live, and the worst `GET /`
 // while they run may exceed the worst of a quiet period just before by at most WORST_GAP_MS

@@ -1,23 +1,6 @@
-// The speaker encoder's weights file: resemblyzer's `pretrained.pt` (a PyTorch checkpoint in the
-// legacy, pre-zip serialisation) turned into the flat DMSPKENC file native/speaker_encoder.cpp
-// reads. The checkpoint is read here directly (a small pickle reader), so converting needs
-// neither Python nor torch. The model store runs this (converter 'resemblyzer-speaker').
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-
-/**
- * The converter's entry point for the model store: `dir` holds `pretrained.pt` (from the wheel's resemblyzer/ folder or
- * its URL).
- */
-export async function* speakerModelFromDir(dir: string): AsyncIterable<Uint8Array> {
-  yield convertResemblyzerCheckpoint(await readFile(join(dir, 'pretrained.pt')));
-}
-
-/** Dimensions of resemblyzer's GE2E encoder (hparams.py). */
-const MELS = 40;
-const HIDDEN = 256;
-const LAYERS = 3;
-const EMBEDDING = 256;
+// Just enough of PyTorch's checkpoint format to read a state_dict's tensors without Python or
+// torch: a small pickle reader and the description of each tensor it yields. The CAM++ converter
+// (campplus.ts) reads its checkpoint with it.
 
 /** A tensor as a checkpoint describes it: a view of one storage. */
 export interface TensorRef {
@@ -38,64 +21,6 @@ export function tensorRef(state: Map<unknown, unknown>, name: string, shape: num
   const contiguous = shape.map((_, i) => shape.slice(i + 1).reduce((a, b) => a * b, 1));
   if (ref.stride.join(',') !== contiguous.join(',')) throw new Error(`${name} is not contiguous`);
   return ref;
-}
-
-/**
- * Converts resemblyzer's `pretrained.pt` into the DMSPKENC layout (see native/speaker_encoder.h):
- * header, then per LSTM layer W_ih, W_hh and b_ih + b_hh, then the linear layer; float32 LE.
- * Throws when the checkpoint is not the expected GE2E encoder.
- */
-export function convertResemblyzerCheckpoint(pt: Buffer): Buffer {
-  const reader = new PickleReader(pt);
-  const magic = reader.load();
-  if (magic !== 0x1950a86a20f9469cfc6cn) throw new Error('not a legacy PyTorch checkpoint (magic number missing)');
-  reader.load(); // protocol version
-  const sysInfo = reader.load() as Map<unknown, unknown>;
-  if (sysInfo.get('little_endian') !== true) throw new Error('checkpoint is not little-endian');
-  const checkpoint = reader.load() as Map<unknown, unknown>;
-  const keys = reader.load() as string[];
-  const storages = new Map<string, Float32Array>();
-  let at = reader.offset;
-  for (const key of keys) {
-    const count = Number(pt.readBigInt64LE(at));
-    at += 8;
-    if (at + 4 * count > pt.length) throw new Error('checkpoint truncated inside its tensor data');
-    // Copied into an aligned array: storages start at arbitrary byte offsets.
-    storages.set(key, new Float32Array(pt.buffer.slice(pt.byteOffset + at, pt.byteOffset + at + 4 * count)));
-    at += 4 * count;
-  }
-
-  const state = checkpoint.get('model_state');
-  if (!(state instanceof Map)) throw new Error('checkpoint has no model_state');
-  const tensor = (name: string, shape: number[]): Float32Array => {
-    const ref = tensorRef(state, name, shape);
-    const data = storages.get(ref.storage);
-    const n = shape.reduce((a, b) => a * b, 1);
-    if (!data || ref.offset + n > data.length) throw new Error(`${name} points outside its storage`);
-    return data.subarray(ref.offset, ref.offset + n);
-  };
-
-  const parts: Float32Array[] = [];
-  for (let l = 0; l < LAYERS; l++) {
-    const input = l === 0 ? MELS : HIDDEN;
-    parts.push(tensor(`lstm.weight_ih_l${l}`, [4 * HIDDEN, input]));
-    parts.push(tensor(`lstm.weight_hh_l${l}`, [4 * HIDDEN, HIDDEN]));
-    const bih = tensor(`lstm.bias_ih_l${l}`, [4 * HIDDEN]);
-    const bhh = tensor(`lstm.bias_hh_l${l}`, [4 * HIDDEN]);
-    parts.push(bih.map((v, i) => v + bhh[i])); // Float32Array.map rounds to float32
-  }
-  parts.push(tensor('linear.weight', [EMBEDDING, HIDDEN]));
-  parts.push(tensor('linear.bias', [EMBEDDING]));
-
-  const header = Buffer.alloc(32);
-  header.write('DMSPKENC', 0, 'latin1');
-  [1, MELS, HIDDEN, LAYERS, EMBEDDING, 0].forEach((v, i) => header.writeUInt32LE(v, 8 + 4 * i));
-  const body = parts.map((p) => {
-    const b = Buffer.alloc(p.length * 4);
-    for (let i = 0; i < p.length; i++) b.writeFloatLE(p[i], 4 * i);
-    return b;
-  });
-  return Buffer.concat([header, ...body]);
 }
 
 /** A mark on the pickle stack. */

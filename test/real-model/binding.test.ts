@@ -108,4 +108,10 @@ t.test('the encoders reject with typed codes', async (t) => {
   const closed = await encoder.embed(['text']).catch((err: unknown) => err);
   t.ok(isNativeError(closed, 'closed'), 'work after close() is closed');
   t.throws(() => new binding.SpeakerEncoder!(new Uint8Array(16)), { code: 'load_failed', message: /speaker model/ });
+  const ge2e = Buffer.alloc(64);
+  ge2e.write('DMSPKENC', 'latin1'); // the retired GE2E encoder's format
+  t.throws(() => new binding.SpeakerEncoder!(ge2e), {
+    code: 'load_failed',
+    message: 'speaker model: not a version 1 CAM++ speaker model (DMSPKCAM)',
+  });
 });

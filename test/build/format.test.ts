@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { aptInstall, onPath } from '../helpers/databases.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
-const FOLDERS = ['native/core', 'native/addon', 'native/speaker', 'native/ggml', 'native/checks'];
+const FOLDERS = ['native/core', 'native/addon', 'native/ggml', 'native/checks'];
 
 t.test('native C++ follows .clang-format (line length, naming of includes, layout)', async (t) => {
   if (!onPath('clang-format')) aptInstall('clang-format');

@@ -1,4 +1,4 @@
-// The smaller holes the probe found, each as a user would see it.
+// The smaller holes the abuse run (abuse-latency.test.ts) found, each as a user would see it.
 import t from 'tap';
 import { checkWavLength } from '../../src/http/wav.js';
 import { fakeBinding } from '../helpers/fake-binding.js';
