@@ -31,6 +31,7 @@ async function runServer(): Promise<number> {
   log.info('configuration', { config: printable(config) });
   const service = await openService(config);
   const access = await openAccess(config, () => service.engine.stats(), log);
+  service.engine.onSlotWait = (seconds) => access.metrics.slotWait(seconds);
   if (config.auth === 'off') {
     log.warn(
       'KEY CHECKING IS OFF: every /v1 route accepts any key or none, with no rate limit; set DM_AUTH=on to require keys',

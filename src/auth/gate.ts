@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { PUBLIC, type KeyChecker, type Principal } from './checker.js';
 import type { Limiter, TokenMeter } from './limiter.js';
+import type { InflightCap } from './inflight.js';
 
 export interface GateOptions {
   /** Checks bearer keys; absent means key checking is off and every caller is PUBLIC. */
@@ -16,6 +17,8 @@ export interface GateOptions {
   limiter?: Limiter;
   /** Input tokens per minute per key; like the limiter, only with key checking on. */
   tokens?: TokenMeter;
+  /** Requests one key may have in flight (POST routes); like the limiter, only with key checking on. */
+  inflight?: InflightCap;
   /** Where successful calls' input tokens are recorded. */
   ledger?: Pick<Store, 'recordUsage'>;
   metrics?: Metrics;
@@ -86,7 +89,9 @@ export class Gate {
       }
     }
 
-    const reply = await route.handler(req);
+    const cap = keys && route.method === 'post' ? this.options.inflight : undefined;
+    const release = await cap?.take(principal.keyId);
+    const reply = await route.handler(req).finally(() => release?.());
     const tokens = Number(reply.headers?.['x-input-tokens']);
     if (keys && meter) {
       if (reply.status === 200 && Number.isInteger(tokens)) meter.spend(principal.keyId, tokens);

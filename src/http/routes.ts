@@ -23,6 +23,7 @@ import { Gate } from '../auth/gate.js';
 import { openapiDocument } from './openapi.js';
 import { docsRoutes } from './docs.js';
 import { parseJson } from './json.js';
+import { withDeadline } from './deadline.js';
 import type { Route } from './types.js';
 import { SystemOne } from '../decisions/systemone.js';
 import { isSystemOnePath, systemOneErrors, systemOneRoutes } from './systemone.js';
@@ -139,7 +140,9 @@ export function routes(service: Service, gate: Gate = new Gate()): Route[] {
     ...(service.transcription ? audioRoutes(service.transcription) : []),
   ];
   return all
-    .map((route) => (route.path.startsWith('/v1/') ? gate.guard(route) : route))
+    .map((route) =>
+      route.path.startsWith('/v1/') ? gate.guard(withDeadline(route, service.engine.requestTimeoutMs)) : route,
+    )
     .map((route) => (isSystemOnePath(route.path) ? systemOneErrors(route) : route));
 }
 

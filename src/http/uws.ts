@@ -126,6 +126,7 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
   const fail = (err: unknown) => {
     if (aborted) return; // the client is gone: its job was cancelled, nothing to write
     if (err instanceof ServiceError && !answered) {
+      options.metrics?.refused(err);
       const reply = () => send({ status: err.status, body: err.toJSON(), headers: err.headers });
       if (err.code === 'overloaded' && options.overloadDelayMs) return void setTimeout(reply, options.overloadDelayMs);
       return reply();

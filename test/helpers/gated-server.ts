@@ -28,6 +28,7 @@ export async function startGatedServer(
   const binding = fakeBinding(behaviour);
   const e = await Engine.open({ ...SMALL, queue: 2, ...engine, modelPath: 'fake' }, binding);
   const access = await openAccess(config, () => e.stats(), log);
+  e.onSlotWait = (seconds) => access.metrics.slotWait(seconds);
   const server = await serve(routes(decisions(e), access.gate), {
     host: '127.0.0.1',
     port: 0,
