@@ -3,6 +3,7 @@
 // decision-machine models ...       pull | list | verify (see src/models/cli.ts)
 // decision-machine keys ...         issue | list | revoke API keys (see src/auth/cli.ts)
 // decision-machine usage ...        requests, input tokens and price per organization and key
+// decision-machine decide CAP [FILE] one decision without a server (see src/cli/decide.ts)
 import { loadConfig, ENV, type Config } from './config.js';
 import { createLogger } from './log.js';
 import { modelsCommand } from './models/cli.js';
@@ -12,15 +13,17 @@ import { openService } from './service.js';
 import { openAccess } from './auth/access.js';
 import { keysCommand, usageCommand } from './auth/cli.js';
 import { redactUrl } from './store/store.js';
+import { decideCommand } from './cli/decide.js';
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'models') return modelsCommand(rest);
   if (command === 'keys') return keysCommand(rest);
   if (command === 'usage') return usageCommand(rest);
+  if (command === 'decide') return decideCommand(rest);
   if (command === 'serve' || command === undefined) return runServer();
   process.stderr.write(
-    'usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | usage [...]\n',
+    'usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | usage [...] | decide CAPABILITY [FILE]\n',
   );
   return 2;
 }
