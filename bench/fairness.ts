@@ -46,7 +46,7 @@ await new Promise<void>((resolve, reject) => {
     buffered += chunk.toString();
     for (const line of buffered.split('\n').slice(0, -1)) {
       if (line.includes('"configuration"')) config = JSON.parse(line).config;
-      if (line.includes('"listening"')) resolve();
+      if (line.includes('"msg":"ready"')) resolve(); // the model is loaded
     }
     buffered = buffered.slice(buffered.lastIndexOf('\n') + 1);
   });
@@ -94,6 +94,10 @@ await new Promise((r) => setTimeout(r, 2000)); // the flood is under way
 const loaded = await quiet();
 flooding = false;
 await Promise.all(flood);
+const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+const refusals = Object.fromEntries(
+  [...metrics.matchAll(/^dm_refusals_total\{reason="(\w+)"\} (\d+)$/gm)].map((m) => [m[1], Number(m[2])]),
+);
 server.kill('SIGTERM');
 await new Promise((r) => server.once('exit', r));
 rmSync(dir, { recursive: true, force: true });
@@ -107,9 +111,12 @@ const result = {
   requestsB: Number(values.requests),
   idle,
   flood: { ...loaded, ratioP50: Math.round((loaded.p50ms / idle.p50ms) * 100) / 100, keyA: count(floodStatuses) },
+  refusals,
 };
 writeFileSync(values.out, JSON.stringify(result, null, 2) + '\n');
 console.log(`| key B | statuses | p50 ms | p95 ms |
 |---|---|---|---|
 | alone | ${JSON.stringify(idle.statuses)} | ${idle.p50ms} | ${idle.p95ms} |
-| key A flooding (${values.clients} clients; A got ${JSON.stringify(result.flood.keyA)}) | ${JSON.stringify(loaded.statuses)} | ${loaded.p50ms} (${result.flood.ratioP50}x) | ${loaded.p95ms} |`);
+| key A flooding (${values.clients} clients; A got ${JSON.stringify(result.flood.keyA)}) | ${JSON.stringify(loaded.statuses)} | ${loaded.p50ms} (${result.flood.ratioP50}x) | ${loaded.p95ms} |
+
+refusals by reason (GET /metrics): ${JSON.stringify(refusals)}`);

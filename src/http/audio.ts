@@ -1,8 +1,10 @@
-// POST /v1/audio/transcribe?diarize=<boolean>: the raw audio file is the body.
+// POST /v1/audio/transcribe?diarize=<boolean>: the raw audio file is the body; and OpenAI's
+// multipart POST /v1/audio/transcriptions (transcriptions.ts) on the same transcription.
 import { ServiceError } from '../errors.js';
 import type { Transcription } from '../audio/transcription.js';
 import type { Route } from './types.js';
 import { checkWavLength } from './wav.js';
+import { transcriptionsRoute } from './transcriptions.js';
 
 const TRANSCRIBE_PATH = '/v1/audio/transcribe';
 
@@ -24,6 +26,7 @@ export function audioRoutes(transcription: Transcription): Route[] {
         };
       },
     },
+    transcriptionsRoute(transcription),
   ];
 }
 

@@ -20,10 +20,12 @@ export interface FrontOptions {
 
 export interface Front {
   readonly port: number;
-  /** Stops accepting connections; open requests finish. */
-  close(): void;
+  /** Stops accepting connections; resolves when open requests have been answered (at most CLOSE_WAIT_SECONDS). */
+  close(): Promise<void>;
 }
 
+/** On close, replies under way get this long to be written before their connections are cut. */
+export const CLOSE_WAIT_SECONDS = 10;
 /** A kept-alive connection with no request for this long is closed. */
 export const KEEP_ALIVE_SECONDS = 10;
 /** A connection that sends nothing for this long while a request is incomplete is closed. */
@@ -139,10 +141,20 @@ export function front(options: FrontOptions): Promise<Front> {
       const address = server.address();
       resolve({
         port: typeof address === 'object' && address ? address.port : options.port,
-        close: () => {
-          server.close();
-          server.closeIdleConnections();
-        },
+        close: () =>
+          new Promise<void>((resolve) => {
+            // A connection is closed as soon as it has no request under way: idle ones now, the
+            // others once their reply is written.
+            const sweep = setInterval(() => server.closeIdleConnections(), 20).unref();
+            const bound = setTimeout(() => server.closeAllConnections(), CLOSE_WAIT_SECONDS * 1000).unref();
+            server.close(() => {
+              clearInterval(sweep);
+              clearTimeout(bound);
+              agent.destroy();
+              resolve();
+            });
+            server.closeIdleConnections();
+          }),
       });
     });
   });
