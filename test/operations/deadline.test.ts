@@ -4,6 +4,7 @@
 import t from 'tap';
 import { fakeBinding } from '../helpers/fake-binding.js';
 import { post, startServer } from '../helpers/server.js';
+import { startGatedServer } from '../helpers/gated-server.js';
 
 const body = { text: 'The vote was postponed.', statement: 'The vote happened [true]' };
 
@@ -63,4 +64,16 @@ t.test('a malformed header is a 400 naming it; nothing runs', async (t) => {
     t.match(res.json.error.message, /^x-request-timeout-ms: must be a whole number of milliseconds/);
   }
   t.equal(binding.submitted, 0);
+});
+
+t.test('a deadline refusal is counted in /metrics', async (t) => {
+  const server = await startGatedServer({ auth: 'off', databaseUrl: ':memory:' }, { delayMs: 10_000 });
+  t.teardown(server.close);
+  const res = await post(`${server.url}/v1/decision-machine-1/yes-no`, body, {
+    headers: { 'x-request-timeout-ms': '100' },
+  });
+  t.equal(res.status, 504);
+  const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  t.match(metrics, /dm_refusals_total\{reason="deadline"\} 1\n/);
+  t.match(metrics, /dm_http_requests_total\{route="\/v1\/decision-machine-1\/yes-no",method="POST",status="504"\} 1\n/);
 });

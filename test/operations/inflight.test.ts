@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { issueKey } from '../../src/auth/keys.js';
 import { InflightCap } from '../../src/auth/inflight.js';
+import { keyMaxInflight } from '../../src/auth/access.js';
 import { startGatedServer } from '../helpers/gated-server.js';
 import { post } from '../helpers/server.js';
 
@@ -68,4 +69,11 @@ t.test('the cap counts per key and gives places back once', async (t) => {
   t.equal(cap.of('k'), 0, 'a second release changes nothing');
   other();
   t.equal(cap.of('j'), 0);
+});
+
+t.test('DM_KEY_MAX_INFLIGHT=0 is half the slots, at least one', async (t) => {
+  t.equal(keyMaxInflight({ keyMaxInflight: 0, slots: 2 }), 1);
+  t.equal(keyMaxInflight({ keyMaxInflight: 0, slots: 1 }), 1);
+  t.equal(keyMaxInflight({ keyMaxInflight: 0, slots: 8 }), 4);
+  t.equal(keyMaxInflight({ keyMaxInflight: 3, slots: 8 }), 3);
 });
