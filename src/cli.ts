@@ -88,16 +88,19 @@ async function runServer(): Promise<number> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 
-  try {
-    service = await openService(config);
-  } catch (err) {
-    stop('load failed');
+  // A stop while the model loads does not wait for the load: the process exits when drained.
+  let loadError: unknown;
+  const loading = openService(config).then(
+    (loaded) => (service = loaded),
+    (err: unknown) => {
+      loadError = err;
+      stop('load failed');
+    },
+  );
+  await Promise.race([loading, asked]);
+  if (stopped || !service) {
     await stopped;
-    throw err;
-  }
-  if (stopped) {
-    await stopped; // stopped while loading
-    await service.engine.close();
+    if (loadError) throw loadError;
     return 0;
   }
   service.engine.onSlotWait = (seconds) => access.metrics.slotWait(seconds);
