@@ -3,34 +3,45 @@
 // decision-machine models ...       pull | list | verify (see src/models/cli.ts)
 // decision-machine keys ...         issue | list | revoke API keys (see src/auth/cli.ts)
 // decision-machine usage ...        requests, input tokens and price per organization and key
+// decision-machine decide CAP [FILE] one decision without a server (see src/cli/decide.ts)
 import { loadConfig, ENV, type Config } from './config.js';
 import { createLogger } from './log.js';
 import { modelsCommand } from './models/cli.js';
 import { serve } from './http/uws.js';
-import { routes } from './http/routes.js';
+import { routes, type Service } from './http/routes.js';
+import { Probes } from './http/probes.js';
 import { openService } from './service.js';
-import { openAccess } from './auth/access.js';
+import { keyMaxInflight, openAccess } from './auth/access.js';
 import { keysCommand, usageCommand } from './auth/cli.js';
 import { redactUrl } from './store/store.js';
+import { decideCommand } from './cli/decide.js';
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'models') return modelsCommand(rest);
   if (command === 'keys') return keysCommand(rest);
   if (command === 'usage') return usageCommand(rest);
+  if (command === 'decide') return decideCommand(rest);
   if (command === 'serve' || command === undefined) return runServer();
   process.stderr.write(
-    'usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | usage [...]\n',
+    'usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | usage [...] | decide CAPABILITY [FILE]\n',
   );
   return 2;
 }
 
+/**
+ * The listener opens first (GET /health answers at once; GET /ready and the model routes answer
+ * 503 not_ready while the model loads), then the model's routes are added. SIGTERM / SIGINT
+ * drain: /ready turns 503 and new requests get 503 not_ready, every admitted request is answered
+ * and its usage row written (at most DM_DRAIN_TIMEOUT_MS), then the listener and the stores close.
+ */
 async function runServer(): Promise<number> {
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   log.info('configuration', { config: printable(config) });
-  const service = await openService(config);
-  const access = await openAccess(config, () => service.engine.stats(), log);
+  const probes = new Probes();
+  let service: Service | undefined;
+  const access = await openAccess(config, () => service!.engine.stats(), log);
   if (config.auth === 'off') {
     log.warn(
       'KEY CHECKING IS OFF: every /v1 route accepts any key or none, with no rate limit; set DM_AUTH=on to require keys',
@@ -39,25 +50,65 @@ async function runServer(): Promise<number> {
     log.info('key checking on', {
       store: access.store.kind,
       rateLimitPerMinute: config.rateLimit,
+      keyMaxInflight: keyMaxInflight(config),
       shared: config.redisUrl ? 'redis' : 'this process only',
     });
   }
-  const server = await serve(routes(service, access.gate), { ...config, log, metrics: access.metrics });
-  log.info('listening', { url: `http://${config.host}:${server.port}`, model: service.engine.info.description });
-
-  // Graceful shutdown: stop accepting, let admitted requests finish, free the model.
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      log.info('shutting down', { signal });
-      server.close();
-      void service.engine
-        .close()
-        .then(() => access.close())
-        .then(resolve);
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+  const server = await serve(probes.routes(), { ...config, log, metrics: access.metrics }).catch(async (err) => {
+    await access.close();
+    throw err;
   });
+  log.info('listening', { url: `http://${config.host}:${server.port}`, phase: 'loading' });
+
+  let stopped: Promise<void> | undefined;
+  let signalled = () => {};
+  const asked = new Promise<void>((resolve) => (signalled = resolve));
+  const stop = (signal: string) => {
+    stopped ??= drain(signal);
+    signalled();
+  };
+  const drain = async (signal: string) => {
+    log.info('draining', { signal, phase: probes.phase });
+    probes.drain();
+    const finished = (async () => {
+      await service?.engine.close();
+      await probes.settled();
+    })();
+    let bound: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      finished.then(() => false),
+      new Promise<boolean>((resolve) => (bound = setTimeout(() => resolve(true), config.drainTimeoutMs))),
+    ]);
+    clearTimeout(bound);
+    if (timedOut) log.error('drain bound reached; exiting with requests unanswered', { ms: config.drainTimeoutMs });
+    await server.close();
+    await access.close();
+    log.info('stopped', { signal });
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+
+  // A stop while the model loads does not wait for the load: the process exits when drained.
+  let loadError: unknown;
+  const loading = openService(config).then(
+    (loaded) => (service = loaded),
+    (err: unknown) => {
+      loadError = err;
+      stop('load failed');
+    },
+  );
+  await Promise.race([loading, asked]);
+  if (stopped || !service) {
+    await stopped;
+    if (loadError) throw loadError;
+    return 0;
+  }
+  service.engine.onSlotWait = (seconds) => access.metrics.slotWait(seconds);
+  server.add(routes(service, access.gate).map(probes.tracked));
+  probes.ready();
+  log.info('ready', { model: service.engine.info.description });
+  await asked;
+  await stopped;
   return 0;
 }
 

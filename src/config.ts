@@ -35,6 +35,17 @@ export const ConfigSchema = Type.Object({
     1000,
     'a 529 is sent this long after the refusal, so clients retrying at once cannot starve the slots',
   ),
+  requestTimeoutMs: Int(
+    1,
+    86_400_000,
+    'longest a request may run, ms; past it its jobs are cancelled and it gets 504 (x-request-timeout-ms can lower it)',
+  ),
+  keyMaxInflight: Int(
+    0,
+    1024,
+    'requests one key may have in flight at once, with key checking on; 0 = half of DM_SLOTS (at least 1)',
+  ),
+  drainTimeoutMs: Int(0, 86_400_000, 'on SIGTERM, longest wait for admitted requests before the process exits, ms'),
   logLevel: Type.Union([Type.Literal('info'), Type.Literal('error'), Type.Literal('silent')]),
   nativeLog: Type.Union(
     [Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error'), Type.Literal('silent')],
@@ -95,6 +106,12 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   textReuse: 'on',
   maxBodyBytes: 4 * 1024 * 1024, // 32 texts x 20,000 characters, with JSON escaping
   overloadDelayMs: 100, // measured with bench/retry-storm.ts (docs/operations.md)
+  // Above the longest valid request here (about 90 s; see README, "Limits"), with room for a slower machine.
+  requestTimeoutMs: 300_000,
+  // Half the slots: one key cannot hold them all, so another key's request finds a slot free
+  // (docs/operations.md, "Fair admission"); DM_SLOTS + DM_QUEUE or more is no cap.
+  keyMaxInflight: 0,
+  drainTimeoutMs: 330_000, // the request ceiling plus time to write the last usage rows
   logLevel: 'info',
   nativeLog: 'error',
   // Off by default, as the spec's launch period has it; start-up says so loudly (docs/operations.md).
@@ -133,6 +150,9 @@ export const ENV = Object.freeze({
   DM_TEXT_REUSE: 'textReuse',
   DM_MAX_BODY_BYTES: 'maxBodyBytes',
   DM_OVERLOAD_DELAY_MS: 'overloadDelayMs',
+  DM_REQUEST_TIMEOUT_MS: 'requestTimeoutMs',
+  DM_KEY_MAX_INFLIGHT: 'keyMaxInflight',
+  DM_DRAIN_TIMEOUT_MS: 'drainTimeoutMs',
   DM_LOG_LEVEL: 'logLevel',
   DM_NATIVE_LOG: 'nativeLog',
   DM_AUTH: 'auth',

@@ -11,6 +11,8 @@ const ERROR_STATUS = Object.freeze({
   rate_limit_exceeded: 429,
   internal_error: 500,
   runner_error: 502,
+  not_ready: 503,
+  timeout: 504,
   overloaded: 529,
 });
 
@@ -20,15 +22,28 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
  * Codes worth retrying: every error reply says so in `x-should-retry`, which the official OpenAI
  * SDKs obey (their default of two retries with jittered backoff is the spec's "at most three
  * attempts"). Busy slots and a twice-failed inference are transient; a rate limit is retried
- * after its Retry-After; everything else fails the same way again.
+ * after its Retry-After; a process still loading or draining is retried (on another replica
+ * behind a balancer). A request past its deadline would pass it again; everything else fails the
+ * same way again.
  */
-const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['overloaded', 'runner_error', 'rate_limit_exceeded']);
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['overloaded', 'runner_error', 'rate_limit_exceeded', 'not_ready']);
+
+/** Why a request was refused without an answer: the reasons GET /metrics counts (dm_refusals_total). */
+export type Refusal = 'overloaded' | 'rate_limit' | 'inflight_cap' | 'deadline' | 'not_ready';
+const REFUSALS: Partial<Record<ErrorCode, Refusal>> = {
+  overloaded: 'overloaded',
+  rate_limit_exceeded: 'rate_limit',
+  timeout: 'deadline',
+  not_ready: 'not_ready',
+};
 
 /** An error meant for the client: serialised as `{ error: { code, message } }` with its status. */
 export class ServiceError extends Error {
   readonly code: ErrorCode;
   /** Headers sent with the error reply (x-should-retry, and Retry-After where one is known). */
   readonly headers: Record<string, string>;
+  /** The refusal this error counts as; a 429 of the per-key in-flight cap sets 'inflight_cap'. */
+  refusal: Refusal | undefined;
   constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
     // A client error needs no stack trace, and capturing one costs more than the rest of the reply.
     const stackTraceLimit = Error.stackTraceLimit;
@@ -37,6 +52,7 @@ export class ServiceError extends Error {
     Error.stackTraceLimit = stackTraceLimit;
     this.name = 'ServiceError';
     this.code = code;
+    this.refusal = REFUSALS[code];
     this.headers = { 'x-should-retry': String(RETRYABLE.has(code)), ...headers };
   }
   get status(): number {

@@ -1,8 +1,12 @@
 // Prometheus metrics, served at GET /metrics: requests and latency per route and status, slot
-// occupancy read from the engine at scrape time, 529s, billed input tokens. Route labels are
-// the route patterns, never raw paths, so the series stay few.
+// occupancy read from the engine at scrape time, how long jobs waited for a slot, refusals by
+// reason, billed input tokens. Route labels are the route patterns, never raw paths, so the
+// series stay few.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EngineStats } from './engine/engine.js';
+import type { Refusal, ServiceError } from './errors.js';
+
+const REFUSALS: readonly Refusal[] = ['overloaded', 'rate_limit', 'inflight_cap', 'deadline', 'not_ready'];
 
 export class Metrics {
   readonly registry = new Registry();
@@ -24,6 +28,18 @@ export class Metrics {
     help: 'Requests refused with 529 overloaded (every slot and queue place taken)',
     registers: [this.registry],
   });
+  private readonly refusals = new Counter({
+    name: 'dm_refusals_total',
+    help: 'Requests refused without an answer, by reason: overloaded (529), rate_limit and inflight_cap (429), deadline (504), not_ready (503)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly slotWaits = new Histogram({
+    name: 'dm_slot_wait_seconds',
+    help: 'Time each inference job waited for a slot (its time to result less its time on the slot)',
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64],
+    registers: [this.registry],
+  });
   private readonly tokens = new Counter({
     name: 'dm_input_tokens_total',
     help: 'Input tokens billed (x-input-tokens of successful responses), by route pattern',
@@ -32,6 +48,7 @@ export class Metrics {
   });
 
   constructor(stats?: () => EngineStats) {
+    for (const reason of REFUSALS) this.refusals.inc({ reason }, 0); // every reason is listed from the start
     if (!stats) return;
     // Read from the engine at scrape time: gauges, and counters whose totals the engine keeps.
     const scraped = (
@@ -50,6 +67,7 @@ export class Metrics {
         },
       });
     scraped(Gauge, 'dm_slots', 'Inference slots', (s) => s.slots);
+    scraped(Gauge, 'dm_capacity', 'Requests admitted at once (slots + queue places)', (s) => s.capacity);
     scraped(Gauge, 'dm_slots_busy', 'Slots running a job now', (s) => s.running);
     scraped(Gauge, 'dm_jobs_queued', 'Jobs waiting for a slot', (s) => s.queued);
     scraped(Gauge, 'dm_requests_inflight', 'Requests admitted by the engine and not yet answered', (s) => s.inflight);
@@ -91,6 +109,16 @@ export class Metrics {
     this.requests.inc({ route, method, status: String(status) });
     this.latency.observe({ route }, seconds);
     if (status === 529) this.overloaded.inc();
+  }
+
+  /** An error reply: counted by reason when it is a refusal. */
+  refused(err: ServiceError): void {
+    if (err.refusal) this.refusals.inc({ reason: err.refusal });
+  }
+
+  /** One job's wait for a slot (Engine.onSlotWait). */
+  slotWait(seconds: number): void {
+    this.slotWaits.observe(seconds);
   }
 
   billed(route: string, inputTokens: number): void {

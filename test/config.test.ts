@@ -47,3 +47,13 @@ t.test('DM_NATIVE_LOG takes a level, and 1 for everything', async (t) => {
   t.equal(loadConfig({ DM_NATIVE_LOG: 'warn' }).nativeLog, 'warn');
   t.throws(() => loadConfig({ DM_NATIVE_LOG: 'loud' }), /DM_NATIVE_LOG: .*got "loud"/);
 });
+
+t.test('deadline, per-key in-flight cap and drain bound', async (t) => {
+  const c = loadConfig({ DM_REQUEST_TIMEOUT_MS: '1500', DM_KEY_MAX_INFLIGHT: '3', DM_DRAIN_TIMEOUT_MS: '0' });
+  t.equal(c.requestTimeoutMs, 1500);
+  t.equal(c.keyMaxInflight, 3);
+  t.equal(c.drainTimeoutMs, 0);
+  t.equal(loadConfig({}).requestTimeoutMs, 300_000);
+  t.throws(() => loadConfig({ DM_REQUEST_TIMEOUT_MS: '0' }), /DM_REQUEST_TIMEOUT_MS: .*got 0/);
+  t.throws(() => loadConfig({ DM_KEY_MAX_INFLIGHT: 'lots' }), /DM_KEY_MAX_INFLIGHT: .*got "lots"/);
+});

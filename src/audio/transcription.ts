@@ -33,7 +33,13 @@ export class Transcription {
     readonly settings: AudioLimits,
   ) {}
 
-  async run(audio: Uint8Array, diarize: boolean, signal?: AbortSignal): Promise<Transcribed> {
+  /** `language` (a whisper code or "auto") replaces DM_AUDIO_LANGUAGE for this file. */
+  async run(
+    audio: Uint8Array,
+    diarize: boolean,
+    signal?: AbortSignal,
+    language = this.settings.audioLanguage,
+  ): Promise<Transcribed> {
     if (!this.engine.canTranscribe)
       throw new ServiceError(
         'unsupported_request',
@@ -47,7 +53,7 @@ export class Transcription {
       const result = await run.transcribe({
         audio,
         maxSeconds: this.settings.audioMaxSeconds,
-        language: this.settings.audioLanguage,
+        language,
         wantPcm: diarize,
       });
       const duration = result.samples / SAMPLE_RATE;

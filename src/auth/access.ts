@@ -9,12 +9,18 @@ import { openStore, type Store } from '../store/store.js';
 import { KeyChecker } from './checker.js';
 import { Gate } from './gate.js';
 import { MemoryLimiter, RedisLimiter, TokenMeter, type Limiter } from './limiter.js';
+import { InflightCap } from './inflight.js';
 
 export interface Access {
   gate: Gate;
   metrics: Metrics;
   store: Store;
   close(): Promise<void>;
+}
+
+/** DM_KEY_MAX_INFLIGHT, 0 standing for half the slots (at least one). */
+export function keyMaxInflight(config: Pick<Config, 'keyMaxInflight' | 'slots'>): number {
+  return config.keyMaxInflight || Math.max(1, Math.floor(config.slots / 2));
 }
 
 export async function openAccess(config: Config, stats: () => EngineStats, log: Logger): Promise<Access> {
@@ -27,6 +33,7 @@ export async function openAccess(config: Config, stats: () => EngineStats, log: 
   let keys: KeyChecker | undefined;
   let limiter: Limiter | undefined;
   let tokens: TokenMeter | undefined;
+  let inflight: InflightCap | undefined;
   let subscriber: { disconnect(): void } | undefined;
   if (config.auth === 'on') {
     const checker = new KeyChecker(store, config.keyCacheSeconds * 1000);
@@ -38,8 +45,9 @@ export async function openAccess(config: Config, stats: () => EngineStats, log: 
     if (config.rateLimit > 0)
       limiter = redis ? new RedisLimiter(redis, config.rateLimit, outage) : new MemoryLimiter(config.rateLimit);
     if (config.tokenLimit > 0) tokens = new TokenMeter(config.tokenLimit);
+    inflight = new InflightCap(keyMaxInflight(config), config.overloadDelayMs);
   }
-  const gate = new Gate({ keys, limiter, tokens, ledger: store, metrics, log });
+  const gate = new Gate({ keys, limiter, tokens, inflight, ledger: store, metrics, log });
   return {
     gate,
     metrics,

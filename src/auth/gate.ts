@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { PUBLIC, type KeyChecker, type Principal } from './checker.js';
 import type { Limiter, TokenMeter } from './limiter.js';
+import type { InflightCap } from './inflight.js';
 
 export interface GateOptions {
   /** Checks bearer keys; absent means key checking is off and every caller is PUBLIC. */
@@ -20,12 +21,16 @@ export interface GateOptions {
   ledger?: Pick<Store, 'recordUsage'>;
   metrics?: Metrics;
   log?: Logger;
+  /** Requests of one key in flight at once (DM_KEY_MAX_INFLIGHT); only with key checking on. */
+  inflight?: InflightCap;
 }
 
-/** A caller let through: who it is and the rate-limit headers its reply carries. */
+/** A caller let through: who it is, the rate-limit headers its reply carries, its in-flight place. */
 export interface Pass {
   principal: Principal;
   headers: Record<string, string>;
+  /** Gives back the key's in-flight place (idempotent); call it when the route has answered or failed. */
+  release: () => void;
 }
 
 /** What a delivered reply was billed for, for the token window, metrics and the ledger. */
@@ -53,10 +58,11 @@ export class Gate {
   }
 
   /**
-   * Checks the key, the token window and the request limit (`cost()` is how many requests this call
-   * counts, asked only when a limit applies); throws the refusal.
+   * Checks the key, the token window, the request limit (`cost()` is how many requests this call
+   * counts, asked only when a limit applies) and, for a call that `occupies` the model, the key's
+   * in-flight cap; throws the refusal.
    */
-  async enter(authorization: string | undefined, cost: () => number): Promise<Pass> {
+  async enter(authorization: string | undefined, cost: () => number, occupies = false): Promise<Pass> {
     const { keys, limiter, tokens: meter } = this.options;
     const principal: Principal = keys ? await keys.check(authorization) : PUBLIC;
 
@@ -91,7 +97,9 @@ export class Gate {
         throw new ServiceError('rate_limit_exceeded', message, { ...headers, ...retry });
       }
     }
-    return { principal, headers };
+    const cap = keys && occupies ? this.options.inflight : undefined;
+    const release = (await cap?.take(principal.keyId)) ?? (() => {});
+    return { principal, headers, release };
   }
 
   /** Meters and records what a reply was billed for; returns the headers the reply carries. */

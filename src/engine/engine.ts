@@ -18,6 +18,7 @@ import type { NativeSpeakerEncoder, TranscribeJob, TranscribeResult } from '../b
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFile } from 'node:fs/promises';
 import { CancelledError, ServiceError } from '../errors.js';
+import { DEFAULTS } from '../config.js';
 
 export interface EngineOptions {
   modelPath: string;
@@ -42,6 +43,8 @@ export interface EngineOptions {
   encoderPath?: string;
   /** llama.cpp's and whisper.cpp's own log threshold (JSON lines on stderr); errors only when unset. */
   nativeLog?: NativeLogLevel;
+  /** The longest one HTTP request may run, ms (src/http/deadline.ts); DEFAULTS.requestTimeoutMs when unset. */
+  requestTimeoutMs?: number;
 }
 
 export interface EngineStats {
@@ -95,6 +98,10 @@ export class Engine {
   readonly requestTokens: number;
   /** Tokens that end the model's reply. */
   readonly stopTokens: Int32Array;
+  /** The ceiling of a request's deadline, ms (src/http/deadline.ts). */
+  readonly requestTimeoutMs: number;
+  /** Called with the seconds each job waited for a slot (its time to result less its time on the slot). */
+  onSlotWait: ((seconds: number) => void) | undefined;
   private inflight = 0;
   private transcribes = false;
   private speakerEncoder: NativeSpeakerEncoder | undefined;
@@ -115,6 +122,7 @@ export class Engine {
     this.capacity = options.slots + options.queue;
     this.contextSize = options.contextSize;
     this.requestTokens = REQUEST_CONTEXTS * options.contextSize;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
     const { eos, eot } = native.specialTokens();
     this.stopTokens = Int32Array.from(new Set([eos, eot].filter((t) => t >= 0)));
   }
@@ -281,7 +289,7 @@ export class Engine {
   /** Throws `overloaded` when a new request would not be admitted now (never inside an admitted one). */
   assertAdmissible(): void {
     if (this.admission.getStore()) return;
-    if (this.closed) throw new ServiceError('overloaded', 'the service is shutting down; retry on another replica');
+    if (this.closed) throw new ServiceError('not_ready', 'the service is shutting down; retry on another replica');
     if (this.inflight >= this.capacity) {
       this.refused++;
       throw new ServiceError('overloaded', 'all inference slots are busy; retry with backoff');
@@ -301,10 +309,14 @@ export class Engine {
     let last = '';
     for (let i = 0; i < ATTEMPTS; i++) {
       if (signal?.aborted) throw new CancelledError();
+      const submitted = performance.now();
       const { id, result } = start();
       running.add(id);
       try {
-        return await result;
+        const done = await result;
+        const onSlot = (done as { decodeMs?: number }).decodeMs ?? 0;
+        this.onSlotWait?.(Math.max(0, performance.now() - submitted - onSlot) / 1000);
+        return done;
       } catch (err) {
         if (isNativeError(err, 'cancelled') || signal?.aborted) throw new CancelledError();
         if (isNativeError(err, 'invalid_audio')) throw new ServiceError('invalid_request', `body: ${err.message}`);

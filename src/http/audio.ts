@@ -1,9 +1,11 @@
-// POST /v1/audio/transcribe?diarize=<boolean>: the raw audio file is the body.
+// POST /v1/audio/transcribe?diarize=<boolean>: the raw audio file is the body; and OpenAI's
+// multipart POST /v1/audio/transcriptions (transcriptions.ts) on the same transcription.
 import { ServiceError } from '../errors.js';
 import type { Transcription } from '../audio/transcription.js';
 import type { Route } from './types.js';
 import { checkWavLength } from './wav.js';
 import { modelRoute } from './model-route.js';
+import { transcriptionsRoute } from './transcriptions.js';
 
 const TRANSCRIBE_PATH = '/v1/audio/transcribe';
 
@@ -23,6 +25,7 @@ export function audioRoutes(transcription: Transcription): Route[] {
         return { body: out.body, billing: { inputTokens: out.inputTokens }, inferenceMs: out.inferenceMs };
       },
     }),
+    transcriptionsRoute(transcription),
   ];
 }
 

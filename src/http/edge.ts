@@ -17,6 +17,8 @@ export const EDGE = Object.freeze({
   idleSeconds: 8,
   /** A free front-to-uWS connection is dropped after this long, before uWS's idle close can race a reuse. */
   upstreamIdleMs: 4000,
+  /** On close, replies under way get this long to be written before their connections are cut. */
+  closeWaitSeconds: 10,
   /** How often the front checks its connections' timeouts. */
   checkIntervalMs: 1000,
 });

@@ -21,8 +21,8 @@ export interface FrontOptions {
 
 export interface Front {
   readonly port: number;
-  /** Stops accepting connections; open requests finish. */
-  close(): void;
+  /** Stops accepting connections; resolves when open requests have been answered (at most EDGE.closeWaitSeconds). */
+  close(): Promise<void>;
 }
 
 // Connection-level headers (RFC 9110 7.6.1): they describe the client's hop, not the request.
@@ -128,10 +128,20 @@ export function front(options: FrontOptions): Promise<Front> {
       const address = server.address();
       resolve({
         port: typeof address === 'object' && address ? address.port : options.port,
-        close: () => {
-          server.close();
-          server.closeIdleConnections();
-        },
+        close: () =>
+          new Promise<void>((resolve) => {
+            // A connection is closed as soon as it has no request under way: idle ones now, the
+            // others once their reply is written.
+            const sweep = setInterval(() => server.closeIdleConnections(), 20).unref();
+            const bound = setTimeout(() => server.closeAllConnections(), EDGE.closeWaitSeconds * 1000).unref();
+            server.close(() => {
+              clearInterval(sweep);
+              clearTimeout(bound);
+              agent.destroy();
+              resolve();
+            });
+            server.closeIdleConnections();
+          }),
       });
     });
   });

@@ -7,10 +7,10 @@ export function guarded(route: Route, gate: Gate): Route {
   return {
     ...route,
     handler: async (req) => {
-      const pass = await gate.enter(req.headers.authorization, () => route.cost?.(req) ?? 1);
+      const pass = await gate.enter(req.headers.authorization, () => route.cost?.(req) ?? 1, route.method === 'post');
       req.log.key = pass.principal.keyId;
       req.log.org = pass.principal.organization;
-      const reply = await route.handler(req);
+      const reply = await route.handler(req).finally(pass.release);
       const headers = await gate.leave(pass, {
         requestId: req.id,
         route: route.path,

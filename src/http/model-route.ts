@@ -7,6 +7,7 @@ import type { Engine } from '../engine/engine.js';
 import type { ServiceError } from '../errors.js';
 import type { ApiReply, ApiRequest, Billing, Route } from './types.js';
 import { countItems } from './json.js';
+import { withDeadline } from './deadline.js';
 
 /** What a model route's work returns: the body and what it is billed for. */
 export interface ModelReply {
@@ -30,7 +31,12 @@ export interface ModelRouteSpec<I> {
   errors?: (err: ServiceError) => ApiReply;
 }
 
+/** The route of `spec`, under the request deadline (src/http/deadline.ts). */
 export function modelRoute<I>(engine: Engine, spec: ModelRouteSpec<I>): Route {
+  return withDeadline(untimed(engine, spec), engine.requestTimeoutMs);
+}
+
+function untimed<I>(engine: Engine, spec: ModelRouteSpec<I>): Route {
   return {
     method: 'post',
     path: spec.path,

@@ -21,6 +21,7 @@ import {
 } from '../api/systemone.js';
 import { TranscriptionResponse } from '../api/transcription.js';
 import { Type } from '@sinclair/typebox';
+import { addOperations } from './openapi-operations.js';
 
 type Json = Record<string, unknown>;
 
@@ -271,6 +272,7 @@ export function openapiDocument(
       },
     },
   };
+  addOperations(paths, access, error);
   for (const [path, item] of Object.entries(paths))
     if (path.startsWith('/v1/')) for (const op of Object.values(item as Json)) guarded(op as Json, access, error);
   return {

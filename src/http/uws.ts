@@ -39,14 +39,19 @@ export interface ServerOptions {
 
 export interface Server {
   readonly port: number;
-  /** Stops accepting connections; open requests finish. */
-  close(): void;
+  /** Stops accepting connections; resolves when open requests have been answered (src/http/front.ts). */
+  close(): Promise<void>;
+  /** Serves more routes from now on (the model's, once loaded); a route beats a wildcard one. */
+  add(routes: Route[]): void;
 }
 
 export async function serve(routes: Route[], options: ServerOptions): Promise<Server> {
   const uws = loadUws();
   const app = uws.App();
-  for (const route of routes) app[route.method](route.path, (res, req) => handle(route, res, req, options));
+  const add = (routes: Route[]) => {
+    for (const route of routes) app[route.method](route.path, (res, req) => handle(route, res, req, options));
+  };
+  add(routes);
   app.any('/*', (res, req) => {
     options.metrics?.observe('unrouted', req.getCaseSensitiveMethod(), 404, 0);
     res.writeStatus('404 Not Found').writeHeader('content-type', 'text/plain').end('Not Found');
@@ -68,10 +73,11 @@ export async function serve(routes: Route[], options: ServerOptions): Promise<Se
     const public_ = await front({ host: options.host, port: options.port, upstream, log: options.log });
     return {
       port: public_.port,
-      close: () => {
-        public_.close();
+      close: async () => {
+        await public_.close();
         close();
       },
+      add,
     };
   } catch (err) {
     close();
@@ -127,6 +133,7 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
   const fail = (err: unknown) => {
     if (aborted) return; // the client is gone: its job was cancelled, nothing to write
     if (err instanceof ServiceError && !answered) {
+      options.metrics?.refused(err);
       const reply = () => send(route.errors?.(err) ?? { status: err.status, body: err.toJSON(), headers: err.headers });
       if (err.code === 'overloaded' && options.overloadDelayMs) return void setTimeout(reply, options.overloadDelayMs);
       return reply();

@@ -74,7 +74,8 @@ t.test('the per-key limit holds across two replicas; the ledger equals the token
   const limit = 20;
   const replicas = [0, 1].map(() =>
     startGatedServer(
-      { auth: 'on', databaseUrl: postgres.url, redisUrl: redis.url, rateLimit: limit },
+      // 40 calls of one key at once: no per-key in-flight cap, only the rate limit under test.
+      { auth: 'on', databaseUrl: postgres.url, redisUrl: redis.url, rateLimit: limit, keyMaxInflight: 1024 },
       {},
       { queue: 64 },
     ),

@@ -64,7 +64,7 @@ t.test('close waits for admitted requests, then refuses new ones', async (t) => 
   const closed = engine.close();
   await t.resolves(inflight);
   await closed;
-  await t.rejects(engine.score([job]), { code: 'overloaded' });
+  await t.rejects(engine.score([job]), { code: 'not_ready' });
 });
 
 t.test('over HTTP: 529 overloaded in the envelope, fast', async (t) => {

@@ -82,7 +82,8 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
               state.behaviour.failures--;
               return reject(Object.assign(new Error('fake decode failure'), { code: 'runner_error' }));
             }
-            resolve(make());
+            // Every job runs at once (no queue): all its time is time on a slot.
+            resolve(Object.assign(make() as object, { decodeMs: state.behaviour.delayMs }) as R);
           }, state.behaviour.delayMs);
           running.set(id, () => {
             clearTimeout(timer);

@@ -4,6 +4,7 @@ import { Engine } from '../../src/engine/engine.js';
 import { decisions } from '../../src/service.js';
 import { routes } from '../../src/http/routes.js';
 import { serve } from '../../src/http/uws.js';
+import { Probes } from '../../src/http/probes.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openAccess, type Access } from '../../src/auth/access.js';
@@ -28,13 +29,17 @@ export async function startGatedServer(
   const binding = fakeBinding(behaviour);
   const e = await Engine.open({ ...SMALL, queue: 2, ...engine, modelPath: 'fake' }, binding);
   const access = await openAccess(config, () => e.stats(), log);
-  const server = await serve(routes(decisions(e), access.gate), {
+  e.onSlotWait = (seconds) => access.metrics.slotWait(seconds);
+  // As `decision-machine serve` has them: the probes, then the model's routes, ready.
+  const probes = new Probes();
+  const server = await serve([...probes.routes(), ...routes(decisions(e), access.gate).map(probes.tracked)], {
     host: '127.0.0.1',
     port: 0,
     maxBodyBytes: config.maxBodyBytes,
     log,
     metrics: access.metrics,
   });
+  probes.ready();
   return {
     url: `http://127.0.0.1:${server.port}`,
     engine: e,

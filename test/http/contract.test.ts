@@ -161,7 +161,7 @@ t.test('with a whisper model loaded, the document adds transcription behind the 
   t.same(verdict.errors ?? [], [], 'valid under an OpenAPI 3.1 validator');
   const op = audio.paths['/v1/audio/transcribe'].post;
   t.same(Object.keys(op.requestBody.content), ['audio/*', 'application/octet-stream']);
-  t.same(Object.keys(op.responses).sort(), ['200', '400', '401', '413', '415', '429', '502', '529']);
+  t.same(Object.keys(op.responses).sort(), ['200', '400', '401', '413', '415', '429', '502', '503', '504', '529']);
   t.ok(audio.components.schemas.TranscriptionResponse);
 });
 

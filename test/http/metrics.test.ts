@@ -11,7 +11,8 @@ import { startGatedServer } from '../helpers/gated-server.js';
 const dir = mkdtempSync(join(tmpdir(), 'dm-metrics-'));
 const lines: string[] = [];
 const server = await startGatedServer(
-  { auth: 'on', databaseUrl: join(dir, 'service.db') },
+  // No per-key in-flight cap: one key fills the slots here (test/operations/inflight.test.ts has the cap).
+  { auth: 'on', databaseUrl: join(dir, 'service.db'), keyMaxInflight: 1024 },
   { delayMs: 300 },
   { queue: 0 },
   {
@@ -59,6 +60,11 @@ t.test('metrics count what happened', async (t) => {
   t.equal(value('dm_slots '), 2);
   t.equal(value('dm_slots_busy '), 0);
   t.equal(value('dm_prompt_cache_loads_total '), 0);
+  t.equal(value('dm_capacity '), 2);
+  t.equal(value('dm_refusals_total{reason="overloaded"}'), 1, 'the 529 counted as a refusal');
+  t.equal(value('dm_refusals_total{reason="deadline"}'), 0, 'every reason is listed');
+  t.equal(value('dm_slot_wait_seconds_count '), 2, 'one slot wait per job run');
+  t.ok(value('dm_slot_wait_seconds_sum ') < 0.2, 'the two jobs found a free slot');
 });
 
 t.test('request logs: ids, key id and organization; no key, no text', async (t) => {

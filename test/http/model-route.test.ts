@@ -28,7 +28,13 @@ const modelPaths = all.filter((r) => r.admissible).map((r) => r.path);
 t.test('every model route: 529 before its body is read', async (t) => {
   t.same(
     modelPaths.filter((p) => !p.startsWith('/v1/decision-machine-1/')),
-    ['/v1/chat/completions', '/v1/systemone', '/v1/systemone/batch', '/v1/audio/transcribe'],
+    [
+      '/v1/chat/completions',
+      '/v1/systemone',
+      '/v1/systemone/batch',
+      '/v1/audio/transcribe',
+      '/v1/audio/transcriptions',
+    ],
     'chat, System One and audio are model routes, beside every capability',
   );
   const busy = post(`${base}/v1/decision-machine-1/rate`, EXAMPLES['/v1/decision-machine-1/rate']);

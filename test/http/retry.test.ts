@@ -15,9 +15,9 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const chatBody = EXAMPLES['/v1/chat/completions'] as OpenAI.ChatCompletionCreateParamsNonStreaming;
 
 async function setUp(t: Test, behaviour: { delayMs?: number; failures?: number }) {
-  const server = await startGatedServer({ auth: 'on', databaseUrl: join(dir, `${Math.random()}.db`) }, behaviour, {
-    queue: 0,
-  });
+  // One key fills the slots here: no per-key in-flight cap (test/operations/inflight.test.ts has it).
+  const config = { auth: 'on', databaseUrl: join(dir, `${Math.random()}.db`), keyMaxInflight: 1024 } as const;
+  const server = await startGatedServer(config, behaviour, { queue: 0 });
   t.teardown(server.close);
   const { key } = await issueKey(server.access.store, 'test', 'retry');
   const client = new OpenAI({ apiKey: key, baseURL: `${server.url}/v1` }); // default maxRetries: 2

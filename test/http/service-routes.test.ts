@@ -16,7 +16,7 @@ t.test('/openapi.json: OpenAPI 3.1.1, version 1.0.0, every capability with its s
   for (const c of ['yes-no', 'classify', 'classify-tree', 'rate', 'answer', 'extract', 'entities', 'verify']) {
     const op = doc.paths[`/v1/decision-machine-1/${c}`]?.post;
     t.ok(op, c);
-    t.same(Object.keys(op.responses).sort(), ['200', '400', '413', '502', '529']);
+    t.same(Object.keys(op.responses).sort(), ['200', '400', '413', '502', '503', '504', '529']);
   }
   // Every reference resolves inside the document (the recursive classify tree included).
   const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
