@@ -1,6 +1,6 @@
 // GET /health and GET /ready through the phases of a process (loading, ready, draining), the
 // model routes' 503 not_ready while loading, and the probes in /openapi.json. Fake engine; the
-// real process's start and SIGTERM drain are test/native/drain.test.ts.
+// real process's start and SIGTERM drain are test/real-model/drain.test.ts.
 import t from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Engine } from '../../src/engine/engine.js';
