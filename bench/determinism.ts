@@ -1,8 +1,7 @@
 // Where a probability comes to depend on what the server did before: one yes-no request, sent to
 // engines of the library in one situation at a time, against the same request as the first
 // after start on a one-slot engine without a prompt cache. Prints, per situation, the
-// probability and how far it is from that first one (0 when the bits are the same); a borrowed
-// text is compared with the same longer text read fresh.
+// probability and how far it is from that first one (0 when the bits are the same).
 //
 //   node dist/bench/determinism.js
 import { open, type DecisionMachine } from '../src/index.js';
@@ -47,13 +46,6 @@ const [kept] = await engine({ promptCacheMiB: 64 }, async (dm) => {
   return [await yesNo(dm)]; // its prompt loaded back from the prompt cache
 });
 rows.push(['kept prompt loaded back from the prompt cache', kept!]);
-// A text of more than 32 tokens, which a prompt may borrow from another capability's.
-const LONG = `${TEXT} The on-call engineer has not answered two pages and the last good backup is from Tuesday.`;
-const [longFresh] = await engine({}, async (dm) => [await yesNo(dm, LONG)]);
-const [borrowed] = await engine({ promptCacheMiB: 64, textReuse: 'on' }, async (dm) => {
-  await dm.classify({ text: LONG, labels: LABELS });
-  return [await yesNo(dm, LONG)]; // the text's KV borrowed from the classify prompt
-});
 const [slotA, slotB, beside] = await engine({ slots: 2 }, async (dm) => {
   const [a, b] = await Promise.all([yesNo(dm), yesNo(dm)]); // one on each slot
   const [, c] = await Promise.all([dm.classify({ text: OTHER, labels: LABELS }), yesNo(dm, TEXT)]);
@@ -67,14 +59,6 @@ rows.push(
 const [oneThread] = await engine({ threads: 1 }, async (dm) => [await yesNo(dm)]);
 rows.push(['1 thread per slot instead of 2', oneThread!]);
 
-rows.push(['a longer text (reference for the next row)', longFresh!]);
-rows.push(['that text borrowed from a classify prompt (DM_TEXT_REUSE=on)', borrowed!]);
-
 console.log('| situation | probability | difference from the first |');
 console.log('|---|---|---|');
-for (const [name, p] of rows) {
-  const reference = name.startsWith('that text') ? longFresh! : fresh!;
-  console.log(
-    `| ${name} | ${p.toFixed(6)} | ${name.startsWith('a longer') ? '' : Math.abs(p - reference).toExponential(2)} |`,
-  );
-}
+for (const [name, p] of rows) console.log(`| ${name} | ${p.toFixed(6)} | ${Math.abs(p - fresh!).toExponential(2)} |`);
