@@ -6,9 +6,9 @@
 // 64 x 64 tiles (batches of 64 tokens or more) and, for a lone token over 512 KV cells or more,
 // split across the threads by KV range and merged. The three round differently, so a token read in
 // a long prefill, in a short one after a prefix-cache hit, or alone came out with other bits. The
-// backend's reference switch (ggml_backend_cpu_set_use_ref) keeps the first way for every batch;
-// it costs nothing measurable (docs/performance.md). The weight matrices' side is
-// native/ggml/gemv_q4k.cpp: ggml's Q4_K gemv gave a row other bits than its gemm.
+// backend's reference switch (ggml_backend_cpu_set_use_ref) keeps the first way for every batch
+// (and skips the RMS-norm and multiply fusion); docs/performance.md has its cost. The weight
+// matrices' side is native/ggml/gemv_q4k.cpp: ggml's Q4_K gemv gave a row other bits than its gemm.
 //
 // llama.cpp makes a context's CPU backend inside llama_init_from_model with no way to reach it, so
 // the addon's link routes llama.cpp's call of ggml_backend_init_by_type through
