@@ -101,9 +101,10 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   // About 9,000 tokens of the default model's KV (28 KB a token): the instructions of every
   // capability and label set a pipeline switches between, with the texts they were last asked about.
   promptCacheMiB: 256,
-  // A second decision about a text at a third of the first's cost, decisions within a point of a
-  // fresh prefill on the development sets (docs/performance.md, "A second decision").
-  textReuse: 'on',
+  // Off: a borrowed text approximates a prefill, so its decision would depend on what ran before
+  // it (docs/performance.md, "Same request, same answer"). On: a second decision about a text at
+  // a third of the first's cost, within a point of a fresh prefill ("A second decision").
+  textReuse: 'off',
   maxBodyBytes: 4 * 1024 * 1024, // 32 texts x 20,000 characters, with JSON escaping
   overloadDelayMs: 100, // measured with bench/retry-storm.ts (docs/operations.md)
   // Above the longest valid request here (about 90 s; see README, "Limits"), with room for a slower machine.

@@ -29,6 +29,9 @@ std::vector<Decoder::Item> Decoder::begin(const Tokens &prefix) {
     llama_memory_clear(mem_, true);
     common = 0;
   }
+  // Nothing kept: the prefix goes to the first KV cells, as on a new context. A token's cells are
+  // where a fresh run puts them (sequence 0's kept prefix first, the rest after it in batch order).
+  if (common == 0) llama_memory_clear(mem_, false);
   cached_.resize(common);
   borrowed_ = 0;
   if (prompts_ != nullptr) borrowed_ = prompts_->borrow(ctx_, prefix, common, 1);

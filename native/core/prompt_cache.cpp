@@ -49,7 +49,7 @@ std::optional<size_t> PromptCache::load(llama_context *ctx, const Tokens &prompt
     best = *best_it;
     entries_.splice(entries_.begin(), entries_, best_it);
   }
-  llama_memory_seq_rm(llama_get_memory(ctx), 0, -1, -1);
+  llama_memory_clear(llama_get_memory(ctx), false);  // every sequence is empty: laid out from the first cell
   if (llama_state_seq_set_data(ctx, best->state.data(), best->state.size(), 0) != best->state.size()) {
     llama_memory_seq_rm(llama_get_memory(ctx), 0, -1, -1);  // a partial load is no prefix
     return 0;

@@ -26,9 +26,9 @@ class PromptCache {
   void save(llama_context *ctx, const Tokens &tokens);
 
   // When a kept prompt shares more than `have` + kMinLoad leading tokens with `prompt`, loads it
-  // into sequence 0 (every sequence of `ctx` must be empty) and returns how many tokens of
-  // `prompt` sequence 0 now holds; past them it may hold the rest of the kept prompt. nullopt
-  // when nothing was loaded.
+  // into sequence 0 from the first KV cell on, as a fresh prefill lays it out (every other
+  // sequence of `ctx` must be empty) and returns how many tokens of `prompt` sequence 0 now holds;
+  // past them it may hold the rest of the kept prompt. nullopt when nothing was loaded.
   std::optional<size_t> load(llama_context *ctx, const Tokens &prompt, size_t have);
 
   // When a kept prompt ends with every token of `prompt` past its first `have` (the same text

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "audio_decode.h"
+#include "batch_invariance.h"
 #include "cancelled.h"
 #include "openmp_team.h"
 #include "scoring.h"
@@ -47,7 +48,10 @@ SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, D
       return flag != nullptr && flag->load(std::memory_order_relaxed);
     };
     p.abort_callback_data = &slot->abort_now;
-    slot->ctx = llama_init_from_model(model, p);
+    {
+      BatchInvariantScope invariant;  // a probability is the same whatever else a decode holds
+      slot->ctx = llama_init_from_model(model, p);
+    }
     if (slot->ctx == nullptr) {
       for (auto &s : slots_) llama_free(s->ctx);
       throw std::runtime_error("could not create llama context for slot " + std::to_string(i));
