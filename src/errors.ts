@@ -29,8 +29,9 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['overloaded', 'runner_error', 'rate_limit_exceeded', 'not_ready']);
 
 /** Why a request was refused without an answer: the reasons GET /metrics counts (dm_refusals_total). */
-export type Refusal = 'overloaded' | 'rate_limit' | 'inflight_cap' | 'deadline' | 'not_ready';
-const REFUSALS: Partial<Record<ErrorCode, Refusal>> = {
+export const REFUSALS = ['overloaded', 'rate_limit', 'inflight_cap', 'deadline', 'not_ready'] as const;
+export type Refusal = (typeof REFUSALS)[number];
+const REFUSAL_OF: Partial<Record<ErrorCode, Refusal>> = {
   overloaded: 'overloaded',
   rate_limit_exceeded: 'rate_limit',
   timeout: 'deadline',
@@ -42,9 +43,14 @@ export class ServiceError extends Error {
   readonly code: ErrorCode;
   /** Headers sent with the error reply (x-should-retry, and Retry-After where one is known). */
   readonly headers: Record<string, string>;
-  /** The refusal this error counts as; a 429 of the per-key in-flight cap sets 'inflight_cap'. */
-  refusal: Refusal | undefined;
-  constructor(code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+  /** The refusal this error counts as: its code's, unless given (the in-flight cap's 429). */
+  readonly refusal: Refusal | undefined;
+  constructor(
+    code: ErrorCode,
+    message: string,
+    headers: Record<string, string> = {},
+    refusal: Refusal | undefined = REFUSAL_OF[code],
+  ) {
     // A client error needs no stack trace, and capturing one costs more than the rest of the reply.
     const stackTraceLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
@@ -52,7 +58,7 @@ export class ServiceError extends Error {
     Error.stackTraceLimit = stackTraceLimit;
     this.name = 'ServiceError';
     this.code = code;
-    this.refusal = REFUSALS[code];
+    this.refusal = refusal;
     this.headers = { 'x-should-retry': String(RETRYABLE.has(code)), ...headers };
   }
   get status(): number {

@@ -4,9 +4,7 @@
 // series stay few.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EngineStats } from './engine/engine.js';
-import type { Refusal, ServiceError } from './errors.js';
-
-const REFUSALS: readonly Refusal[] = ['overloaded', 'rate_limit', 'inflight_cap', 'deadline', 'not_ready'];
+import { REFUSALS, type ServiceError } from './errors.js';
 
 export class Metrics {
   readonly registry = new Registry();

@@ -21,13 +21,12 @@ export class InflightCap {
   async take(keyId: string): Promise<() => void> {
     if (this.of(keyId) >= this.max) {
       if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
-      const err = new ServiceError(
+      throw new ServiceError(
         'rate_limit_exceeded',
         `this key already has ${this.max} request${this.max === 1 ? '' : 's'} in flight, its limit; send the next when one is answered`,
         { 'retry-after': '1' },
+        'inflight_cap',
       );
-      err.refusal = 'inflight_cap';
-      throw err;
     }
     this.counts.set(keyId, this.of(keyId) + 1);
     let released = false;

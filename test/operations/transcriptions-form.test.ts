@@ -2,7 +2,6 @@
 // four" over two seconds): the five response formats, and hostile forms, each a 4xx envelope
 // naming the field or the framing at fault, never a 5xx; the service answers afterwards.
 import t from 'tap';
-import { request } from 'node:http';
 import { Engine } from '../../src/engine/engine.js';
 import { Transcription } from '../../src/audio/transcription.js';
 import { loadConfig } from '../../src/config.js';
@@ -11,6 +10,7 @@ import { serve } from '../../src/http/uws.js';
 import { createLogger } from '../../src/log.js';
 import { fakeBinding } from '../helpers/fake-binding.js';
 import { SMALL } from '../helpers/server.js';
+import { post } from '../audio/helpers.js';
 
 const AUDIO_MAX = 64 * 1024;
 const binding = fakeBinding();
@@ -48,29 +48,11 @@ const valid: Field[] = [
   ['model', 'whisper-1'],
 ];
 
-function send(body: Buffer, type = `multipart/form-data; boundary=${B}`) {
-  return new Promise<{ status: number; type: string; text: string; json: any }>((resolve, reject) => {
-    const req = request(
-      url,
-      { method: 'POST', agent: false, headers: { 'content-type': type, 'content-length': body.length } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode!, type: String(res.headers['content-type']), text, json });
-        });
-      },
-    );
-    req.on('error', (err) => setTimeout(() => reject(err), 1000).unref());
-    req.end(body);
-  });
+/** The reply to a form; `text` is the body when it is not JSON (text, srt, vtt). */
+async function send(body: Buffer, type = `multipart/form-data; boundary=${B}`) {
+  const res = await post(url, body, type);
+  const text = typeof res.json === 'string' ? res.json : '';
+  return { status: res.status, type: res.headers.get('content-type') ?? '', text, json: res.json };
 }
 
 t.test('the five response formats', async (t) => {
