@@ -4,6 +4,7 @@
 // decision-machine keys ...         issue | list | revoke API keys (see src/auth/cli.ts)
 // decision-machine usage ...        requests, input tokens and price per organization and key
 // decision-machine decide CAP [FILE] one decision without a server (see src/cli/decide.ts)
+// decision-machine fit FILE          fit decision heads on labelled examples (see src/cli/fit.ts)
 import { loadConfig, ENV, type Config } from './config.js';
 import { createLogger } from './log.js';
 import { modelsCommand } from './models/cli.js';
@@ -15,6 +16,7 @@ import { keyMaxInflight, openAccess } from './auth/access.js';
 import { keysCommand, usageCommand } from './auth/cli.js';
 import { redactUrl } from './store/store.js';
 import { decideCommand } from './cli/decide.js';
+import { fitCommand } from './cli/fit.js';
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -22,9 +24,10 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'keys') return keysCommand(rest);
   if (command === 'usage') return usageCommand(rest);
   if (command === 'decide') return decideCommand(rest);
+  if (command === 'fit') return fitCommand(rest);
   if (command === 'serve' || command === undefined) return runServer();
   process.stderr.write(
-    'usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | usage [...] | decide CAPABILITY [FILE]\n',
+    'usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | usage [...] | decide CAPABILITY [FILE] | fit FILE\n',
   );
   return 2;
 }
@@ -71,6 +74,7 @@ async function runServer(): Promise<number> {
     log.info('draining', { signal, phase: probes.phase });
     probes.drain();
     const finished = (async () => {
+      service?.heads?.close();
       await service?.engine.close();
       await probes.settled();
     })();
@@ -90,7 +94,7 @@ async function runServer(): Promise<number> {
 
   // A stop while the model loads does not wait for the load: the process exits when drained.
   let loadError: unknown;
-  const loading = openService(config).then(
+  const loading = openService(config, access.store, (message) => log.warn('heads', { message })).then(
     (loaded) => (service = loaded),
     (err: unknown) => {
       loadError = err;

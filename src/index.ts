@@ -9,9 +9,13 @@
 // Inputs are the HTTP request bodies and outputs the response bodies; inputs are validated as HTTP
 // validates them (the same schema and cross-field rules), refused with the same ServiceError. Every
 // setting of src/config.ts can be passed to open(); audio is off unless asked for ({ audio: 'on' }
-// or DM_AUDIO=on), so an embedder that does not transcribe loads no whisper model.
+// or DM_AUDIO=on), so an embedder that does not transcribe loads no whisper model. The heads fitted
+// in the configured store (DM_DATABASE_URL) apply as they do in the server; dm.fit() fits more.
 import { DEFAULTS, loadConfig, type Config } from './config.js';
 import { openService } from './service.js';
+import { openStore, type Store } from './store/store.js';
+import { fitHeads, parseExamples, type SignatureReport } from './heads/fit.js';
+import { modelSha256 } from './models/identity.js';
 import type { Service } from './http/routes.js';
 import type { Billed } from './decisions/billing.js';
 import type { Bodies } from './decisions/capabilities.js';
@@ -30,6 +34,7 @@ export type { EntitiesInput, EntitiesResult, Entity } from './decisions/entities
 export type { VerifyInput, VerifyResult } from './decisions/verify.js';
 export type { ExtractInput, ExtractResult } from './decisions/extract.js';
 export type { EngineStats } from './engine/engine.js';
+export type { SignatureReport } from './heads/fit.js';
 export type { TranscriptionResponse } from './api/transcription.js';
 
 export interface CallOptions {
@@ -49,6 +54,11 @@ export interface DecisionMachine extends Calls {
   billed: BilledCalls;
   /** Present with audio on: the transcript of an audio file, with speakers when `diarize`. */
   transcribe?: (audio: Uint8Array, options?: CallOptions & { diarize?: boolean }) => Promise<TranscriptionResponse>;
+  /**
+   * Fits heads on labelled examples (JSONL, one {cap, req, expect} per line: see docs/capabilities.md)
+   * and stores them; the calls apply them at once. The report has a line per decision signature.
+   */
+  fit(jsonl: string, options?: { progress?: NodeJS.WritableStream }): Promise<SignatureReport[]>;
   stats(): EngineStats;
   /** Waits for calls in flight, then frees the model. */
   close(): Promise<void>;
@@ -57,14 +67,21 @@ export interface DecisionMachine extends Calls {
 const LIBRARY_DEFAULTS: Readonly<Config> = Object.freeze({ ...DEFAULTS, audio: 'off' });
 
 export async function open(overrides: Partial<Config> = {}): Promise<DecisionMachine> {
-  return machine(await openService(loadConfig(process.env, overrides, LIBRARY_DEFAULTS)));
+  const config = loadConfig(process.env, overrides, LIBRARY_DEFAULTS);
+  const store = await openStore(config.databaseUrl);
+  try {
+    return machine(await openService(config, store), store, await modelSha256(config));
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
 }
 
 /**
  * The library over an opened service: each call is validated by its capability's validator, then
  * admitted once for all it runs (its long-text windows included), as an HTTP request is.
  */
-function machine(s: Service): DecisionMachine {
+function machine(s: Service, store: Store, model: string): DecisionMachine {
   const billed: Record<string, Call<unknown, Billed<unknown>>> = {};
   const calls: Record<string, Call<unknown, unknown>> = {};
   for (const c of s.capabilities) {
@@ -82,7 +99,16 @@ function machine(s: Service): DecisionMachine {
     ...(transcription && {
       transcribe: async (audio, o) => (await transcription.run(audio, o?.diarize ?? false, o?.signal)).body,
     }),
+    fit: async (jsonl, o) => {
+      const reports = await fitHeads(s.engine, parseExamples(jsonl), { store, model, progress: o?.progress });
+      await s.heads?.reload();
+      return reports;
+    },
     stats: () => s.engine.stats(),
-    close: () => s.engine.close(),
+    close: async () => {
+      s.heads?.close();
+      await s.engine.close();
+      await store.close();
+    },
   };
 }

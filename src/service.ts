@@ -8,6 +8,10 @@ import { resolveModel, storeOptions } from './models/store.js';
 import { DEFAULT_SPEAKER_MODEL, findModel } from './models/manifest.js';
 import { Transcription } from './audio/transcription.js';
 import type { Service } from './http/routes.js';
+import type { Store } from './store/store.js';
+import { Heads } from './heads/heads.js';
+import { HeadDecisions } from './heads/apply.js';
+import { modelSha256 } from './models/identity.js';
 
 export const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   name: string;
@@ -16,18 +20,24 @@ export const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', imp
 
 /**
  * Resolves the models (fetching them into the cache if needed), loads them, prepares the
- * decisions; the audio models only with `config.audio` on.
+ * decisions; the audio models only with `config.audio` on. With a store, the decisions apply the
+ * heads it holds for this model (src/heads), kept current as the store changes.
  */
-export async function openService(config: Config): Promise<Service> {
+export async function openService(
+  config: Config,
+  headStore?: Store,
+  warn: (m: string) => void = () => {},
+): Promise<Service> {
   const store = storeOptions(config);
   const [modelPath, encoderPath] = await Promise.all([
     resolveModel(config.model, { ...store, path: config.modelPath }),
     config.encoder === 'none' ? undefined : resolveModel(config.encoder, store),
   ]);
   const engine = await Engine.open({ ...config, modelPath, encoderPath });
-  if (config.audio === 'off') return decisions(engine);
+  const heads = headStore && (await Heads.open(headStore, await modelSha256(config), engine.hiddenSize, warn));
+  if (config.audio === 'off') return decisions(engine, heads);
   await loadAudio(engine, config);
-  return { ...decisions(engine), transcription: new Transcription(engine, config) };
+  return { ...decisions(engine, heads), transcription: new Transcription(engine, config) };
 }
 
 /** Loads whisper, the VAD model and the speaker encoder the configuration names. */
@@ -45,8 +55,8 @@ export async function loadAudio(engine: Engine, config: Config): Promise<void> {
 }
 
 /** Every capability of the table (src/decisions/capabilities.ts) and chat over one engine. */
-export function decisions(engine: Engine): Service {
-  const opened = new Opened(engine);
+export function decisions(engine: Engine, heads?: Heads): Service {
+  const opened = new Opened(engine, heads && new HeadDecisions(engine, heads));
   const { decisions, bound } = openCapabilities(opened);
   return {
     ...decisions,
@@ -55,5 +65,6 @@ export function decisions(engine: Engine): Service {
     engine,
     capabilities: bound,
     chat: new Chat(engine, opened.classify, opened.extract),
+    heads,
   };
 }

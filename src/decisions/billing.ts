@@ -3,6 +3,7 @@ export interface Billed<T> {
   body: T;
   inputChars: number; // characters of every user-supplied string that reached the model
   inputTokens: number; // prompt tokens the model read: instructions, texts and statements
+  heads?: string[]; // the fitted heads that decided (src/heads), sent as x-decision-head
 }
 
 export function charsOf(...values: (string | string[] | undefined)[]): number {

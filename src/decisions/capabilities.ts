@@ -16,6 +16,7 @@ import { extractApi } from '../api/extract.js';
 import { entitiesApi } from '../api/entities.js';
 import { verifyApi } from '../api/verify.js';
 import type { Billed } from './billing.js';
+import type { HeadDecisions } from '../heads/apply.js';
 import { YesNo } from './yes-no.js';
 import { Classify } from './classify.js';
 import { ClassifyTree } from './classify-tree.js';
@@ -26,10 +27,10 @@ import { Entities } from './entities.js';
 import { Verify } from './verify.js';
 
 export const CAPABILITIES = [
-  capability(yesNoApi, (o) => new YesNo(o.engine)),
+  capability(yesNoApi, (o) => new YesNo(o.engine, o.heads)),
   capability(classifyApi, (o) => o.classify),
   capability(classifyTreeApi, (o) => new ClassifyTree(o.engine, o.classify)),
-  capability(rateApi, (o) => new Rate(o.engine)),
+  capability(rateApi, (o) => new Rate(o.engine, o.heads)),
   capability(answerApi, (o) => new Answer(o.engine)),
   capability(extractApi, (o) => o.extract),
   capability(entitiesApi, (o) => new Entities(o.engine)),
@@ -41,12 +42,18 @@ export interface Decision<I, O> {
   run(input: I, signal?: AbortSignal): Promise<Billed<O>>;
 }
 
-/** Decisions others build on (classify-tree on classify, chat on classify and extract), opened once per engine. */
+/**
+ * Decisions others build on (classify-tree on classify, chat on classify and extract), opened once
+ * per engine, and the fitted heads the decisions apply (src/heads), when a store holds them.
+ */
 export class Opened {
   private shared: { classify?: Classify; extract?: Extract } = {};
-  constructor(readonly engine: Engine) {}
+  constructor(
+    readonly engine: Engine,
+    readonly heads?: HeadDecisions,
+  ) {}
   get classify(): Classify {
-    return (this.shared.classify ??= new Classify(this.engine));
+    return (this.shared.classify ??= new Classify(this.engine, this.heads));
   }
   get extract(): Extract {
     return (this.shared.extract ??= new Extract(this.engine));

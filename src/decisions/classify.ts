@@ -14,6 +14,8 @@ import { fnv1a } from './hash.js';
 import { Prompt } from './prompt.js';
 import { shaped, textsOf } from './texts.js';
 import { Reader } from './windows.js';
+import type { HeadDecisions } from '../heads/apply.js';
+import { classifySignature } from '../heads/signature.js';
 import type { Static } from '@sinclair/typebox';
 import type { ClassifyRequest, ClassifyResult as ClassifyResultSchema } from '../api/classify.js';
 
@@ -64,7 +66,10 @@ export class Classify {
   private readonly priors: LabelPriors;
   private readonly setOrders: LabelPriors; // the priors of the labels listed in the set's own orders
 
-  constructor(private readonly engine: Engine) {
+  constructor(
+    private readonly engine: Engine,
+    private readonly heads?: HeadDecisions,
+  ) {
     this.prompt = new Prompt(engine, SYSTEM);
     this.reader = new Reader(engine);
     this.priors = new LabelPriors(engine, (text, labels) => this.job(text, labels));
@@ -129,7 +134,10 @@ export class Classify {
 
   /** The labels' probabilities from their calibrated scores, at the fitted temperature. */
   private decide(labels: Label[], z: number[]): ClassifyResult {
-    const p = normalise(z, temperature(calibration.classify, labels.length));
+    return this.result(labels, normalise(z, temperature(calibration.classify, labels.length)));
+  }
+
+  private result(labels: Label[], p: number[]): ClassifyResult {
     const best = argmax(p);
     return {
       label: labels[best]!.name,
@@ -145,10 +153,25 @@ export class Classify {
   ): Promise<Billed<ClassifyResult | { results: ClassifyResult[] }>> {
     const { texts, list } = textsOf(input);
     const labels = labelsOf(input.labels);
-    const { results, scored } = await this.classified((jobs) => this.engine.score(jobs, signal), texts, labels);
+    const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);
+    const inputChars = charsOf(input.text, input.texts) + labelChars(labels) * texts.length;
+    const sig = this.heads && classifySignature(labels);
+    const head = sig && this.heads!.find(sig);
+    if (head) {
+      const { probabilities, promptTokens } = await this.heads!.decide(sig, head, texts, score);
+      const results = probabilities.map((p) => {
+        const byName = new Map(sig.outcomes.map((name, k) => [name, p[k]!]));
+        return this.result(
+          labels,
+          labels.map((l) => byName.get(l.name)!),
+        );
+      });
+      return { body: shaped(results, list), inputChars, inputTokens: promptTokens, heads: [head.id] };
+    }
+    const { results, scored } = await this.classified(score, texts, labels);
     return {
       body: shaped(results, list),
-      inputChars: charsOf(input.text, input.texts) + labelChars(labels) * texts.length,
+      inputChars,
       inputTokens: scored.reduce((n, r) => n + r.promptTokens, 0),
     };
   }

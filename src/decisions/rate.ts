@@ -2,12 +2,15 @@
 // each level's own words. The scale is numbered for reference, but a level's number is not what
 // is scored: descriptions with numbers of their own ("7/10", a 1-10 scale) pull a written digit
 // to the wrong level. The scale comes before the text, so it is cached across calls.
+import type { ScoreJob } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { Prompt } from './prompt.js';
 import { shaped, textsOf } from './texts.js';
 import { Reader } from './windows.js';
+import type { HeadDecisions } from '../heads/apply.js';
+import { rateSignature } from '../heads/signature.js';
 import type { Static } from '@sinclair/typebox';
 import type { RateRequest, RateResult as RateResultSchema } from '../api/rate.js';
 
@@ -21,7 +24,10 @@ export class Rate {
   private readonly reader: Reader;
   private readonly question: Int32Array;
 
-  constructor(private readonly engine: Engine) {
+  constructor(
+    private readonly engine: Engine,
+    private readonly heads?: HeadDecisions,
+  ) {
     this.prompt = new Prompt(engine, SYSTEM);
     this.reader = new Reader(engine);
     this.question = this.prompt.branch('Which level of the scale fits the text? Reply with its words, not its number.');
@@ -29,6 +35,15 @@ export class Rate {
 
   async run(input: RateInput, signal?: AbortSignal): Promise<Billed<RateResult | { results: RateResult[] }>> {
     const { texts, list } = textsOf(input);
+    const inputChars = charsOf(input.text, input.texts) + charsOf(input.scale) * texts.length;
+    const sig = this.heads && rateSignature(input.scale);
+    const head = sig && this.heads!.find(sig);
+    if (head) {
+      const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);
+      const { probabilities, promptTokens } = await this.heads!.decide(sig, head, texts, score);
+      const results = probabilities.map((p) => rated(input.scale, p));
+      return { body: shaped(results, list), inputChars, inputTokens: promptTokens, heads: [head.id] };
+    }
     const scale = input.scale.map((s, i) => `${i}: ${s}`).join('\n');
     const options = this.prompt.choices(input.scale);
     const jobs = texts.map((text) => ({
@@ -39,21 +54,25 @@ export class Rate {
       options,
     }));
     const scored = await this.engine.score(jobs, signal);
-    const results = scored.map((r): RateResult => {
-      const p = normalise(r.logprobs, temperature(calibration.rate, input.scale.length));
-      const level = argmax(p);
-      return {
-        score: p.reduce((s, x, i) => s + x * i, 0),
-        level,
-        label: input.scale[level]!,
-        confidence: confidence(p),
-        scores: p,
-      };
-    });
+    const results = scored.map((r) =>
+      rated(input.scale, normalise(r.logprobs, temperature(calibration.rate, input.scale.length))),
+    );
     return {
       body: shaped(results, list),
-      inputChars: charsOf(input.text, input.texts) + charsOf(input.scale) * texts.length,
+      inputChars,
       inputTokens: scored.reduce((n, r) => n + r.promptTokens, 0),
     };
   }
+}
+
+/** A text's place on the scale from the levels' probabilities. */
+function rated(scale: string[], p: number[]): RateResult {
+  const level = argmax(p);
+  return {
+    score: p.reduce((s, x, i) => s + x * i, 0),
+    level,
+    label: scale[level]!,
+    confidence: confidence(p),
+    scores: p,
+  };
 }

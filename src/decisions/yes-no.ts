@@ -1,11 +1,14 @@
 // yes-no: the probability that a statement is true of a text, from the model's log-probabilities
 // of answering "Yes" versus "No" after one shared prefill of the text.
+import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { ServiceError } from '../errors.js';
 import { charsOf, type Billed } from './billing.js';
 import { calibration, platt } from './distribution.js';
 import { claimLine, Prompt } from './prompt.js';
 import { Reader } from './windows.js';
+import type { HeadDecisions } from '../heads/apply.js';
+import { yesNoSignature } from '../heads/signature.js';
 import type { Static } from '@sinclair/typebox';
 import type { YesNoRequest, YesNoResult as YesNoResultSchema } from '../api/yes-no.js';
 
@@ -30,7 +33,10 @@ export class YesNo {
   private readonly options: Int32Array[];
   private readonly reader: Reader;
 
-  constructor(private readonly engine: Engine) {
+  constructor(
+    private readonly engine: Engine,
+    private readonly heads?: HeadDecisions,
+  ) {
     this.reader = new Reader(engine);
     this.withText = new Prompt(engine, SYSTEM);
     this.withoutText = new Prompt(engine, SYSTEM_NO_TEXT);
@@ -55,21 +61,47 @@ export class YesNo {
           ? [{ statements }]
           : texts.map((text) => ({ text, statements }));
 
+    // A statement with a fitted head (over texts) is decided by it; the others are read as usual.
+    const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);
+    const headed = await this.headed(texts, statements, input, score);
     const read = await Promise.all(
-      groups.map(({ text, statements: ss }) => (text === undefined ? undefined : this.reader.focus(text, ss))),
+      groups.map(({ text, statements: ss }) =>
+        text === undefined || ss.every((s) => headed.decided.has(s))
+          ? undefined
+          : this.reader.focus(
+              text,
+              ss.filter((s) => !headed.decided.has(s)),
+            ),
+      ),
     );
-    const jobs = groups.map(({ text, statements: ss }, i) => {
+    const jobs = groups.flatMap(({ text, statements: ss }, i) => {
       const prompt = text === undefined ? this.withoutText : this.withText;
+      const open = text === undefined ? ss : ss.filter((s) => !headed.decided.has(s));
+      if (open.length === 0) return [];
       // Everything before the statement is shared; branches stay short because each costs prefill.
-      return {
-        prefix: prompt.prefix(text === undefined ? '' : `Text: ${read[i]!.text}\n\n`),
-        branches: ss.map((s) => prompt.branch(`${claimLine(s)}${hints}`)),
-        options: this.options,
-      };
+      return [
+        {
+          group: i,
+          open,
+          job: {
+            prefix: prompt.prefix(text === undefined ? '' : `Text: ${read[i]!.text}\n\n`),
+            branches: open.map((s) => prompt.branch(`${claimLine(s)}${hints}`)),
+            options: this.options,
+          },
+        },
+      ];
     });
-    const scored = await this.engine.score(jobs, signal);
+    const scored = await score(jobs.map((j) => j.job));
+    const zeroShot = new Map(jobs.map((j, k) => [j.group, { open: j.open, logprobs: scored[k]!.logprobs }]));
 
-    const judged = groups.map((g, i) => g.statements.map((s, b) => judge(s, scored[i]!.logprobs, b)));
+    const judged = groups.map((g, i) =>
+      g.statements.map((s) => {
+        const p = g.text === undefined ? undefined : headed.decided.get(s)?.[i];
+        if (p !== undefined) return { statement: s, answer: p >= 0.5, probability: p };
+        const z = zeroShot.get(i)!;
+        return judge(s, z.logprobs, z.open.indexOf(s));
+      }),
+    );
     let body: YesNoOutput;
     if (texts.length > 0 && statements.length > 0) {
       if (textList && statementList) body = { results: judged.map((results) => ({ results })) };
@@ -90,8 +122,35 @@ export class YesNo {
         input.when_true,
         input.when_false,
       ),
-      inputTokens: scored.reduce((n, r) => n + r.promptTokens, 0),
+      inputTokens: scored.reduce((n, r) => n + r.promptTokens, 0) + headed.promptTokens,
+      ...(headed.ids.length > 0 ? { heads: headed.ids } : {}),
     };
+  }
+
+  /** The statements a fitted head decides over `texts`: P(true) per text, by statement. */
+  private async headed(
+    texts: string[],
+    statements: string[],
+    input: YesNoInput,
+    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+  ): Promise<{ decided: Map<string, number[]>; ids: string[]; promptTokens: number }> {
+    const decided = new Map<string, number[]>();
+    const ids: string[] = [];
+    let promptTokens = 0;
+    if (!this.heads || texts.length === 0) return { decided, ids, promptTokens };
+    for (const statement of new Set(statements)) {
+      const sig = yesNoSignature(statement, input.when_true, input.when_false);
+      const head = this.heads.find(sig);
+      if (!head) continue;
+      const out = await this.heads.decide(sig, head, texts, score);
+      decided.set(
+        statement,
+        out.probabilities.map((p) => p[1]!),
+      );
+      ids.push(head.id);
+      promptTokens += out.promptTokens;
+    }
+    return { decided, ids, promptTokens };
   }
 
   private hints(input: YesNoInput): string {

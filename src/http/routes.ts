@@ -5,6 +5,7 @@ import type { Engine } from '../engine/engine.js';
 import { streamOf, type Chat } from '../decisions/chat.js';
 import type { Bound, Decisions } from '../decisions/capabilities.js';
 import type { Transcription } from '../audio/transcription.js';
+import type { Heads } from '../heads/heads.js';
 import { audioRoutes } from './audio.js';
 import { ChatCompletionRequest, refuseImages } from '../api/chat.js';
 import { compile } from '../api/validate.js';
@@ -30,6 +31,8 @@ export type Service = Decisions & {
   /** The capability table opened on `engine`, in order. */
   capabilities: Bound[];
   chat: Chat;
+  /** The fitted heads the decisions apply, when a store holds them. */
+  heads?: Heads;
   /** POST /v1/audio/transcribe, when a whisper model is loaded. */
   transcription?: Transcription;
 };
@@ -149,6 +152,8 @@ function describe(service: Service, gate: Gate, all: Route[]) {
       cpu: service.engine.versions.system,
     },
     openapi: '/openapi.json',
+    // The fitted heads this service applies (src/heads): decisions learnt from a deployment's labels.
+    heads: service.heads?.list() ?? [],
     // Every route this process serves (audio only when a whisper model is loaded), from the route table itself.
     endpoints: all.map((r) => `${r.method.toUpperCase()} ${r.path}`),
   };
@@ -186,7 +191,11 @@ function decision<I, O>(c: Bound<I, O>, engine: Engine): Route {
     },
     run: async (input, signal) => {
       const out = await c.decision.run(input, signal);
-      return { body: out.body, billing: { inputChars: out.inputChars, inputTokens: out.inputTokens } };
+      return {
+        body: out.body,
+        billing: { inputChars: out.inputChars, inputTokens: out.inputTokens },
+        ...(out.heads ? { headers: { 'x-decision-head': out.heads.join(',') } } : {}),
+      };
     },
   });
 }

@@ -175,7 +175,7 @@ function describeParts(parts: readonly RegistryPart[]): string {
  * Downloads one wheel (or with `sdist`, the source distribution) into the (otherwise empty) directory `dir` and returns
  * its path.
  */
-async function pipDownload(
+export async function pipDownload(
   p: RegistryPart,
   dir: string,
   pip: readonly string[] | undefined,
@@ -224,7 +224,7 @@ function run(cmd: string, args: string[]): Promise<{ code: number | null; stderr
   });
 }
 
-interface ZipMember {
+export interface ZipMember {
   name: string;
   method: number; // 0 stored, 8 deflated
   compressedSize: number;
@@ -233,7 +233,7 @@ interface ZipMember {
 }
 
 /** Every member of a zip file, located through the central directory. No ZIP64. */
-async function zipMembers(path: string): Promise<ZipMember[]> {
+export async function zipMembers(path: string): Promise<ZipMember[]> {
   const fh = await open(path, 'r');
   try {
     const { size } = await fh.stat();
@@ -282,7 +282,7 @@ async function largestMember(path: string): Promise<ZipMember> {
 }
 
 /** A member's uncompressed bytes as a stream. */
-function memberStream(path: string, member: ZipMember): NodeJS.ReadableStream {
+export function memberStream(path: string, member: ZipMember): NodeJS.ReadableStream {
   const body = createReadStream(path, { start: member.dataStart, end: member.dataStart + member.compressedSize - 1 });
   return member.method === 8 ? body.pipe(createInflateRaw()) : body;
 }

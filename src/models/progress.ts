@@ -19,6 +19,7 @@ export class Progress {
     private readonly total: number,
     private readonly out: NodeJS.WritableStream & { isTTY?: boolean },
     private readonly lines: 'tenths' | 'parts' | 'none',
+    private readonly unit: 'MB' | 'items' = 'MB',
   ) {}
 
   update(done: number, force = false): void {
@@ -59,6 +60,10 @@ export class Progress {
   }
 
   private figures(done: number): string {
+    if (this.unit === 'items') {
+      const secs = Math.max((Date.now() - this.started) / 1000, 0.001);
+      return `${done}/${this.total}, ${(done / secs).toFixed(1)}/s`;
+    }
     const mb = (n: number): string => (n / 1e6).toFixed(1);
     const secs = Math.max((Date.now() - this.started) / 1000, 0.001);
     return `${mb(done)}/${mb(this.total)} MB, ${mb(done / secs)} MB/s`;

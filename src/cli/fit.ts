@@ -1,0 +1,74 @@
+// decision-machine fit FILE: fits a head per decision signature of a labelled JSONL file (see
+// src/heads/fit.ts) and stores them where keys and usage are stored (DM_DATABASE_URL), for every
+// server on that store to apply. Prints one row per signature: examples, the cross-validated
+// accuracy of the zero-shot reading and of the head, whether it was stored, and the time.
+// Exit status: 0 fitted, 2 usage error, 4 the file is invalid (the line is named; nothing stored).
+import { readFile } from 'node:fs/promises';
+import { DEFAULTS, loadConfig, type Config } from '../config.js';
+import { ServiceError } from '../errors.js';
+import { fitHeads, parseExamples, type SignatureReport } from '../heads/fit.js';
+import { modelSha256 } from '../models/identity.js';
+import { openService } from '../service.js';
+import { openStore } from '../store/store.js';
+
+export const FIT_USAGE = 'usage: decision-machine fit FILE.jsonl   (lines of {"cap", "req", "expect"})';
+
+export async function fitCommand(args: string[]): Promise<number> {
+  const [file, ...extra] = args;
+  if (file === undefined || extra.length > 0) {
+    process.stderr.write(`${FIT_USAGE}\n`);
+    return 2;
+  }
+  let content: string;
+  try {
+    content = await readFile(file, 'utf8');
+  } catch (err) {
+    process.stderr.write(`decision-machine fit: cannot read ${file}: ${(err as Error).message}\n`);
+    return 2;
+  }
+  let examples;
+  try {
+    examples = parseExamples(content);
+  } catch (err) {
+    if (!(err instanceof ServiceError)) throw err;
+    process.stderr.write(`decision-machine fit: ${file}: ${err.message}; nothing stored\n`);
+    return 4;
+  }
+  const config: Config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
+  const store = await openStore(config.databaseUrl);
+  try {
+    const service = await openService(config);
+    try {
+      const reports = await fitHeads(service.engine, examples, {
+        store,
+        model: await modelSha256(config),
+        progress: process.stderr,
+      });
+      process.stdout.write(table(reports));
+    } finally {
+      await service.engine.close();
+    }
+  } finally {
+    await store.close();
+  }
+  return 0;
+}
+
+function table(reports: SignatureReport[]): string {
+  const pct = (x: number | null) => (x === null ? '-' : `${(100 * x).toFixed(1)}%`);
+  const rows = [
+    ['head', 'capability', 'decision', 'examples', 'zero-shot', 'fitted', 'stored', 'seconds'],
+    ...reports.map((r) => [
+      r.id,
+      r.capability,
+      r.description.length > 40 ? `${r.description.slice(0, 39)}…` : r.description,
+      String(r.examples),
+      pct(r.zeroShot),
+      pct(r.fitted),
+      r.stored ? 'yes' : `no: ${r.note}`,
+      r.seconds.toFixed(1),
+    ]),
+  ];
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n') + '\n';
+}

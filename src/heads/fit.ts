@@ -1,0 +1,272 @@
+// Fitting heads on a deployment's own labelled examples (`decision-machine fit FILE`, and `fit` in
+// the library). The file is JSONL as ../shared/eval's decision files are: {cap, req, expect} per
+// line. Lines are grouped by signature; each group is read with the engine (hidden states and the
+// zero-shot reading), and a head is fitted where cross-validation shows it beats the zero-shot
+// reading: the penalty is chosen among a few strengths by stratified k-fold accuracy, the zero-shot
+// reading itself being one of the candidates, so a few examples cannot make a decision worse on
+// average. Nothing is stored unless the whole file is valid.
+import type { Engine } from '../engine/engine.js';
+import { CAPABILITIES } from '../decisions/capabilities.js';
+import { labelsOf } from '../decisions/labels.js';
+import { ServiceError } from '../errors.js';
+import { Progress } from '../models/progress.js';
+import type { Store } from '../store/store.js';
+import { encodeParams, type HeadMeta } from './heads.js';
+import { argmax, fit, predict, Projected, type Example } from './logistic.js';
+import { HeadReader } from './reading.js';
+import {
+  classifySignature,
+  describeDefinition,
+  HEAD_CAPABILITIES,
+  rateSignature,
+  yesNoSignature,
+  type Signature,
+} from './signature.js';
+
+/** One labelled text of the file. */
+export interface Labelled {
+  line: number;
+  sig: Signature;
+  text: string;
+  outcome: number;
+}
+
+/** What fitting one signature came to. */
+export interface SignatureReport {
+  id: string;
+  capability: string;
+  description: string;
+  examples: number;
+  outcomes: number;
+  /** Cross-validated accuracy of the zero-shot reading and of the chosen head (null: not fitted). */
+  zeroShot: number | null;
+  fitted: number | null;
+  /** The chosen penalty strength; null when the zero-shot reading was kept. */
+  strength: number | null;
+  stored: boolean;
+  seconds: number;
+  note: string;
+}
+
+export interface FitOptions {
+  /** Where heads go; without it the heads are fitted and reported, not stored. */
+  store?: Store;
+  /** SHA-256 of the model file (src/models/identity.ts). */
+  model: string;
+  /** Progress while reading; nothing when absent. */
+  progress?: NodeJS.WritableStream & { isTTY?: boolean };
+  folds?: number;
+  seed?: number;
+}
+
+const MIN_EXAMPLES = 8;
+const STRENGTHS = [Infinity, 0.1, 0.01, 0.001];
+const CHUNK = 16; // texts per job
+
+/** Parses the file; throws a ServiceError naming the first bad line. */
+export function parseExamples(content: string): Labelled[] {
+  const out: Labelled[] = [];
+  const lines = content.split('\n');
+  lines.forEach((raw, i) => {
+    if (raw.trim() === '') return;
+    out.push(parseLine(raw, i + 1));
+  });
+  if (out.length === 0) throw new ServiceError('invalid_request', 'file: no examples (no non-blank line)');
+  return out;
+}
+
+function parseLine(raw: string, line: number): Labelled {
+  const bad = (msg: string) => new ServiceError('invalid_request', `line ${line}: ${msg}`);
+  let item: { cap?: unknown; req?: unknown; expect?: Record<string, unknown> };
+  try {
+    item = JSON.parse(raw) as typeof item;
+  } catch (err) {
+    throw bad(`not JSON (${(err as Error).message})`);
+  }
+  if (item === null || typeof item !== 'object') throw bad('not a JSON object');
+  const cap = item.cap;
+  if (typeof cap !== 'string' || !(HEAD_CAPABILITIES as readonly string[]).includes(cap)) {
+    throw bad(`cap: ${JSON.stringify(cap)} cannot be fitted (${HEAD_CAPABILITIES.join(', ')})`);
+  }
+  const validate = CAPABILITIES.find((c) => c.name === cap)!.validate;
+  let req: Record<string, unknown>;
+  try {
+    req = validate(item.req) as Record<string, unknown>;
+  } catch (err) {
+    throw bad(`req: ${(err as Error).message}`);
+  }
+  if (typeof req.text !== 'string') throw bad('req.text: one text per line');
+  const expect = item.expect;
+  if (expect === null || typeof expect !== 'object') throw bad('expect: missing');
+  if (cap === 'yes-no') {
+    if (typeof req.statement !== 'string') throw bad('req.statement: one statement per line');
+    if (typeof expect.answer !== 'boolean') throw bad('expect.answer: true or false');
+    const sig = yesNoSignature(req.statement, req.when_true as string, req.when_false as string);
+    return { line, sig, text: req.text, outcome: expect.answer ? 1 : 0 };
+  }
+  if (cap === 'classify') {
+    const sig = classifySignature(labelsOf(req.labels as string[] | Record<string, string>));
+    const outcome = sig.outcomes.indexOf(expect.label as string);
+    if (outcome < 0) throw bad(`expect.label: ${JSON.stringify(expect.label)} is not one of req.labels`);
+    return { line, sig, text: req.text, outcome };
+  }
+  const scale = req.scale as string[];
+  const level = expect.level;
+  if (!Number.isInteger(level) || (level as number) < 0 || (level as number) >= scale.length) {
+    throw bad(`expect.level: an integer from 0 to ${scale.length - 1}`);
+  }
+  return { line, sig: rateSignature(scale), text: req.text, outcome: level as number };
+}
+
+/** Reads, fits and (with a store) stores one head per signature of `examples`. */
+export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOptions): Promise<SignatureReport[]> {
+  const groups = new Map<string, Labelled[]>();
+  for (const e of examples) groups.set(e.sig.id, [...(groups.get(e.sig.id) ?? []), e]);
+  const reader = new HeadReader(engine);
+  const progress = opts.progress && new Progress('reading', examples.length, opts.progress, 'none', 'items');
+  let done = 0;
+  const reports: SignatureReport[] = [];
+  for (const group of groups.values()) {
+    const started = performance.now();
+    const sig = group[0]!.sig;
+    const report: SignatureReport = {
+      id: sig.id,
+      capability: sig.definition.capability,
+      description: describeDefinition(sig.definition),
+      examples: group.length,
+      outcomes: sig.outcomes.length,
+      zeroShot: null,
+      fitted: null,
+      strength: null,
+      stored: false,
+      seconds: 0,
+      note: '',
+    };
+    reports.push(report);
+    const seen = new Set(group.map((e) => e.outcome)).size;
+    if (group.length < MIN_EXAMPLES || seen < 2) {
+      report.note = `too few examples to fit: ${group.length}, of ${seen} outcome(s) (at least ${MIN_EXAMPLES}, of 2 outcomes)`;
+      done += group.length;
+      progress?.update(done);
+      continue;
+    }
+    const read: Example[] = [];
+    for (let i = 0; i < group.length; i += CHUNK) {
+      const chunk = group.slice(i, i + CHUNK);
+      const { readings } = await reader.read(
+        sig,
+        chunk.map((e) => e.text),
+        (jobs) => engine.score(jobs),
+      );
+      readings.forEach((r, k) => read.push({ ...r, label: chunk[k]!.outcome }));
+      done += chunk.length;
+      progress?.update(done);
+    }
+    const chosen = choose(read, sig.outcomes.length, opts.folds ?? 4, opts.seed ?? 1);
+    report.zeroShot = chosen.zeroShot;
+    report.fitted = chosen.accuracy;
+    report.strength = chosen.strength;
+    if (chosen.strength === null) report.note = 'the zero-shot reading was as good: nothing stored';
+    else {
+      const projected = new Projected(read, opts.seed ?? 1);
+      const all = read.map((_, i) => i);
+      const params = projected.params(fit(projected, all, sig.outcomes.length, chosen.strength), sig.outcomes.length);
+      report.seconds = (performance.now() - started) / 1000;
+      const meta: HeadMeta = {
+        outcomes: sig.outcomes,
+        dim: params.dim,
+        strength: chosen.strength,
+        report: {
+          zero_shot_cv_accuracy: chosen.zeroShot,
+          fitted_cv_accuracy: chosen.accuracy,
+          folds: chosen.folds,
+          seconds: Number(report.seconds.toFixed(1)),
+        },
+      };
+      if (opts.store) {
+        await opts.store.saveHead({
+          id: sig.id,
+          capability: sig.definition.capability,
+          signature: sig.key,
+          model: opts.model,
+          createdAt: new Date().toISOString(),
+          examples: group.length,
+          meta: JSON.stringify(meta),
+          weights: encodeParams(params),
+        });
+        report.stored = true;
+      }
+    }
+    report.seconds = (performance.now() - started) / 1000;
+  }
+  progress?.finish();
+  return reports;
+}
+
+/**
+ * The penalty strength with the best stratified k-fold accuracy, or null when none beats the
+ * zero-shot reading (ties go to the stronger penalty, then to the zero-shot reading).
+ */
+export function choose(
+  examples: Example[],
+  outcomes: number,
+  folds: number,
+  seed: number,
+): { strength: number | null; accuracy: number; zeroShot: number; folds: number } {
+  const zeroShot = mean(examples.map((e) => (argmax(e.base) === e.label ? 1 : 0)));
+  const fold = stratifiedFolds(
+    examples.map((e) => e.label),
+    folds,
+    seed,
+  );
+  const k = Math.max(...fold) + 1;
+  const p = new Projected(examples, seed);
+  let best = { strength: null as number | null, accuracy: zeroShot };
+  if (k < 2) return { ...best, zeroShot, folds: k };
+  for (const strength of STRENGTHS) {
+    let right = 0;
+    for (let f = 0; f < k; f++) {
+      const train = fold.flatMap((g, i) => (g === f ? [] : [i]));
+      const test = fold.flatMap((g, i) => (g === f ? [i] : []));
+      const fitted = fit(p, train, outcomes, strength);
+      predict(p, fitted, test).forEach((p, j) => (right += p === examples[test[j]!]!.label ? 1 : 0));
+    }
+    const accuracy = right / examples.length;
+    if (accuracy > best.accuracy + 1e-9) best = { strength, accuracy };
+  }
+  return { ...best, zeroShot, folds: k };
+}
+
+/** A fold per example: each outcome's examples dealt round the folds in a seeded shuffle. */
+function stratifiedFolds(labels: number[], folds: number, seed: number): number[] {
+  const random = mulberry32(seed);
+  const fold = new Array<number>(labels.length).fill(0);
+  const byLabel = new Map<number, number[]>();
+  labels.forEach((l, i) => byLabel.set(l, [...(byLabel.get(l) ?? []), i]));
+  const smallest = Math.min(...[...byLabel.values()].map((v) => v.length));
+  const k = Math.max(1, Math.min(folds, Math.max(2, smallest)));
+  let next = 0;
+  for (const members of byLabel.values()) {
+    for (let i = members.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [members[i], members[j]] = [members[j]!, members[i]!];
+    }
+    for (const m of members) fold[m] = next++ % k;
+  }
+  return fold;
+}
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function mean(v: number[]): number {
+  return v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
+}

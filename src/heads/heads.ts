@@ -1,0 +1,123 @@
+// The heads a service applies: every head of the store fitted on this model, reloaded when the
+// store changes (every replica of a deployment polls the same store, so all serve the same heads).
+// A head fitted on another model is not loaded: its features mean nothing on this one.
+import type { Store } from '../store/store.js';
+import type { HeadRecord } from './record.js';
+import type { HeadParams } from './logistic.js';
+import type { Signature } from './signature.js';
+
+/** A head ready to apply. */
+export interface Head {
+  id: string;
+  capability: string;
+  examples: number;
+  outcomes: string[];
+  params: HeadParams;
+}
+
+/** What a head's record keeps besides its weights. */
+export interface HeadMeta {
+  outcomes: string[];
+  dim: number;
+  strength: number;
+  /** The fit's figures: cross-validated accuracy zero-shot and fitted, folds, seconds. */
+  report: Record<string, number | string>;
+}
+
+/** The parameters as the store keeps them: mean, scale, weights and bias, Float32, little-endian. */
+export function encodeParams(p: HeadParams): Uint8Array {
+  const all = new Float32Array(2 * p.dim + p.outcomes * p.dim + p.outcomes);
+  all.set(p.mean, 0);
+  all.set(p.scale, p.dim);
+  all.set(p.weights, 2 * p.dim);
+  all.set(p.bias, 2 * p.dim + p.outcomes * p.dim);
+  return new Uint8Array(all.buffer);
+}
+
+export function decodeParams(bytes: Uint8Array, outcomes: number, dim: number): HeadParams {
+  const want = (2 * dim + outcomes * dim + outcomes) * 4;
+  if (bytes.byteLength !== want) throw new Error(`head weights: ${bytes.byteLength} bytes, expected ${want}`);
+  const all = new Float32Array(bytes.slice().buffer);
+  return {
+    outcomes,
+    dim,
+    mean: all.subarray(0, dim),
+    scale: all.subarray(dim, 2 * dim),
+    weights: all.subarray(2 * dim, 2 * dim + outcomes * dim),
+    bias: all.subarray(2 * dim + outcomes * dim),
+  };
+}
+
+/** A stored record as a head for the model `model` of hidden size `dim`; throws saying why not. */
+export function headOf(record: HeadRecord, model: string, dim: number): Head {
+  if (record.model !== model) {
+    throw new Error(
+      `head ${record.id} was fitted on model sha256 ${record.model.slice(0, 12)}..., this service runs ` +
+        `${model.slice(0, 12)}...: refit it on this model (decision-machine fit)`,
+    );
+  }
+  const meta = JSON.parse(record.meta) as HeadMeta;
+  if (meta.dim !== dim) throw new Error(`head ${record.id}: hidden size ${meta.dim}, this model's is ${dim}`);
+  return {
+    id: record.id,
+    capability: record.capability,
+    examples: record.examples,
+    outcomes: meta.outcomes,
+    params: decodeParams(record.weights, meta.outcomes.length, dim),
+  };
+}
+
+const POLL_MS = 5000;
+
+export class Heads {
+  private heads = new Map<string, Head>();
+  private version = '';
+  private timer?: NodeJS.Timeout;
+
+  private constructor(
+    private readonly store: Store,
+    private readonly model: string,
+    private readonly dim: number,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  /** Loads the store's heads for `model` and keeps them current (polling every 5 s). */
+  static async open(store: Store, model: string, dim: number, warn: (m: string) => void): Promise<Heads> {
+    const heads = new Heads(store, model, dim, warn);
+    await heads.reload();
+    heads.timer = setInterval(() => heads.reload().catch((err: Error) => warn(`heads: ${err.message}`)), POLL_MS);
+    heads.timer.unref();
+    return heads;
+  }
+
+  /** The head of this signature, if one is stored for this model. */
+  find(sig: Signature): Head | undefined {
+    return this.heads.get(sig.id);
+  }
+
+  list(): { id: string; capability: string; examples: number }[] {
+    return [...this.heads.values()].map(({ id, capability, examples }) => ({ id, capability, examples }));
+  }
+
+  /** Reads the store again when it changed. */
+  async reload(): Promise<void> {
+    const version = await this.store.headsVersion();
+    if (version === this.version) return;
+    const next = new Map<string, Head>();
+    for (const listed of await this.store.listHeads()) {
+      const record = await this.store.findHead(listed.id);
+      if (!record) continue;
+      try {
+        next.set(record.id, headOf(record, this.model, this.dim));
+      } catch (err) {
+        this.warn((err as Error).message);
+      }
+    }
+    this.heads = next;
+    this.version = version;
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+}

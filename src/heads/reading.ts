@@ -1,0 +1,105 @@
+// How a head reads a text: a prompt of its own per capability, with the decision's definition
+// first (the statement, the label list, the scale: the same for every request of a signature, so
+// the prompt cache keeps it) and the text after it, so a request pays only for its text. One job
+// per signature, one branch per text. What is read at the answer position: the model's hidden
+// state (the head's features) and the log-probabilities of each outcome's first token (its
+// zero-shot reading, the head's offset). No option is decoded past its first token.
+import type { ScoreJob, ScoreResult } from '../binding.js';
+import type { Engine } from '../engine/engine.js';
+import { labelList } from '../decisions/labels.js';
+import { claimLine, Prompt } from '../decisions/prompt.js';
+import { Reader } from '../decisions/windows.js';
+import type { Definition, Signature } from './signature.js';
+
+const SYSTEM: Record<Definition['capability'], string> = {
+  'yes-no':
+    'You check statements against texts. Answer Yes if the text says or clearly implies that the ' +
+    'statement is true, otherwise answer No. Reply with one word: Yes or No.',
+  classify:
+    'You classify texts. Choose the one label that best describes what the text is: its purpose or topic. ' +
+    'When several labels could apply, choose the most specific one. Reply with the label exactly as written, nothing else.',
+  rate: 'You rate texts on a scale. Reply with the level that fits best, nothing else.',
+};
+
+// Case variants of each yes-no answer share its probability mass, as in yes-no.ts.
+const WORDS: Record<string, string[]> = { false: ['No', 'no'], true: ['Yes', 'yes'] };
+
+/** What a head reads of one text. */
+export interface Reading {
+  hidden: Float32Array;
+  /** Per outcome of the signature: the zero-shot log-probability of its first token(s). */
+  base: number[];
+}
+
+export class HeadReader {
+  private readonly prompts: Record<Definition['capability'], Prompt>;
+  private readonly reader: Reader;
+
+  constructor(private readonly engine: Engine) {
+    this.prompts = {
+      'yes-no': new Prompt(engine, SYSTEM['yes-no']),
+      classify: new Prompt(engine, SYSTEM.classify),
+      rate: new Prompt(engine, SYSTEM.rate),
+    };
+    this.reader = new Reader(engine);
+  }
+
+  /** Reads every text under one signature (one job); `score` is the engine's or a session's. */
+  async read(
+    sig: Signature,
+    texts: string[],
+    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+  ): Promise<{ readings: Reading[]; promptTokens: number }> {
+    const { job, words } = this.job(sig, texts);
+    const [r] = await score([job]);
+    const dim = this.engine.hiddenSize;
+    const n = job.options.length;
+    const readings = texts.map((_, b) => {
+      const row = r!.logprobs.subarray(b * n, (b + 1) * n);
+      return {
+        hidden: r!.hidden!.slice(b * dim, (b + 1) * dim),
+        base: words.map((ws) => Math.log(ws.reduce((s, w) => s + Math.exp(row[w.option]!) / w.sharedBy, 0))),
+      };
+    });
+    return { readings, promptTokens: r!.promptTokens };
+  }
+
+  private job(sig: Signature, texts: string[]) {
+    const d = sig.definition;
+    const prompt = this.prompts[d.capability];
+    const tail =
+      d.capability === 'yes-no'
+        ? ''
+        : d.capability === 'classify'
+          ? '\n\nThe best label:'
+          : '\n\nWhich level of the scale fits the text? Reply with its words, not its number.';
+    // Each outcome's words (one per outcome, but yes and no have two case variants), as first tokens.
+    const written = sig.outcomes.map((o) => (d.capability === 'yes-no' ? WORDS[o]! : [o]));
+    const firsts = written.map((ws) => ws.map((w) => prompt.option(w)[0]!));
+    const options = [...new Set(firsts.flat())];
+    const count = new Map<number, number>();
+    for (const ts of firsts) for (const t of new Set(ts)) count.set(t, (count.get(t) ?? 0) + 1);
+    const job: ScoreJob = {
+      prefix: prompt.prefix(this.definitionText(d)),
+      branches: texts.map((t) => prompt.branch(`Text: ${this.reader.sample(t).text}${tail}`)),
+      options: options.map((t) => Int32Array.of(t)),
+      hidden: true,
+    };
+    // An outcome's first token shared with others (labels "alarm_query" and "alarm_set") lends
+    // each of them an equal part of its probability.
+    const words = firsts.map((ts) => ts.map((t) => ({ option: options.indexOf(t), sharedBy: count.get(t)! })));
+    return { job, words };
+  }
+
+  private definitionText(d: Definition): string {
+    if (d.capability === 'yes-no') {
+      let s = claimLine(d.statement);
+      if (d.when_true) s += `\nTrue when: ${d.when_true}`;
+      if (d.when_false) s += `\nFalse when: ${d.when_false}`;
+      return `${s}\n\n`;
+    }
+    if (d.capability === 'classify') return `Labels:\n${labelList(d.labels)}\n\n`;
+    const scale = d.scale.map((s, i) => `${i}: ${s}`).join('\n');
+    return `Scale from 0 (lowest) to ${d.scale.length - 1} (highest):\n${scale}\n\n`;
+  }
+}
