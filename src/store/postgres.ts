@@ -57,9 +57,14 @@ interface HeadRow {
 
 const HEAD_COLUMNS = 'id, capability, signature, model, created_at, examples, meta';
 
-const toHead = ({ created_at, weights: _weights, ...r }: HeadRow): Omit<HeadRecord, 'weights'> => ({
-  ...r,
-  createdAt: created_at.toISOString(),
+const toHead = (r: HeadRow): Omit<HeadRecord, 'weights'> => ({
+  id: r.id,
+  capability: r.capability,
+  signature: r.signature,
+  model: r.model,
+  createdAt: r.created_at.toISOString(),
+  examples: r.examples,
+  meta: r.meta,
 });
 
 export class PostgresStore implements Store {

@@ -72,6 +72,19 @@ async function roundTrip(t: Test, url: string): Promise<void> {
   await writer.saveHead(later);
   versions.push(await replica.headsVersion());
   t.equal(new Set(versions).size, versions.length, `every write a new version: ${versions.join(' ')}`);
+
+  // Replicas refitting at once, the same decisions too: every save lands, one row per id.
+  const ids = ['head_00000000000000c1', 'head_00000000000000c2', 'head_00000000000000c3'];
+  await Promise.all(
+    [writer, replica].flatMap((store, n) =>
+      ids.map((id, i) => store.saveHead(head(id, `2026-11-28T23:0${i}:00.000Z`, [n, i]))),
+    ),
+  );
+  t.same(
+    (await replica.listHeads()).map((h) => h.id),
+    [later.id, ...ids],
+  );
+  t.notOk(versions.includes(await writer.headsVersion()), 'a new version after concurrent saves');
 }
 
 t.test('SQLite', async (t) => {
