@@ -25,6 +25,7 @@ CREATE TABLE IF NOT EXISTS decision_heads (
 
 const KEY_COLUMNS = `id, hash, mode, organization, name, hint, created_at AS createdAt, revoked_at AS revokedAt`;
 const HEAD_COLUMNS = `id, capability, signature, model, created_at AS createdAt, examples, meta`;
+type HeadSummary = Omit<HeadRecord, 'weights'>;
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
@@ -98,16 +99,13 @@ export class SqliteStore implements Store {
       );
   }
 
-  async listHeads(): Promise<Omit<HeadRecord, 'weights'>[]> {
-    return this.db.prepare(`SELECT ${HEAD_COLUMNS} FROM decision_heads ORDER BY created_at, id`).all() as Omit<
-      HeadRecord,
-      'weights'
-    >[];
+  async listHeads(): Promise<HeadSummary[]> {
+    return this.db.prepare(`SELECT ${HEAD_COLUMNS} FROM decision_heads ORDER BY created_at, id`).all() as HeadSummary[];
   }
 
   async findHead(id: string): Promise<HeadRecord | undefined> {
     const row = this.db.prepare(`SELECT ${HEAD_COLUMNS}, weights FROM decision_heads WHERE id = ?`).get(id) as
-      (Omit<HeadRecord, 'weights'> & { weights: Buffer }) | undefined;
+      (HeadSummary & { weights: Buffer }) | undefined;
     return row && { ...row, weights: new Uint8Array(row.weights) };
   }
 
@@ -116,12 +114,8 @@ export class SqliteStore implements Store {
   }
 
   async headsVersion(): Promise<string> {
-    const { n, seq } = this.db
-      .prepare('SELECT COUNT(*) AS n, COALESCE(MAX(seq), 0) AS seq FROM decision_heads')
-      .get() as {
-      n: number;
-      seq: number;
-    };
+    const row = this.db.prepare('SELECT COUNT(*) AS n, COALESCE(MAX(seq), 0) AS seq FROM decision_heads').get();
+    const { n, seq } = row as { n: number; seq: number };
     return `${n}:${seq}`;
   }
 

@@ -1,5 +1,6 @@
-// Keys, the usage ledger and the fitted decision heads. Two implementations behind one interface: SQLite in a file (the
-// embedded default, one machine) and PostgreSQL (shared by replicas). Chosen by DM_DATABASE_URL.
+// Keys, the usage ledger and the fitted decision heads. Two implementations behind one interface:
+// SQLite in a file (the embedded default, one machine) and PostgreSQL (shared by replicas).
+// Chosen by DM_DATABASE_URL.
 /** The two kinds of key (dm_test_... and dm_prod_...). */
 export type KeyMode = 'test' | 'prod';
 
@@ -36,7 +37,7 @@ export interface UsageTotal {
 
 /** A fitted decision head as stored: one per decision signature and model. */
 export interface HeadRecord {
-  id: string; // 'head_' + 16 hex chars, derived from the signature by the lead's code
+  id: string; // 'head_' + 16 hex chars, derived from the signature by the fitting code (src/heads/)
   capability: string; // 'yes-no' | 'classify' | 'rate' | 'verify' | 'classify-tree'
   signature: string; // canonical JSON of what defines the decision (label set, statement, scale...)
   model: string; // sha256 of the model file it was fitted on
@@ -65,9 +66,9 @@ export interface Store {
   /** False when no such head is stored. */
   removeHead(id: string): Promise<boolean>;
   /**
-   * Changes whenever a head is saved (replaced too) or removed, so a replica polling it reloads
-   * exactly when the stored heads differ: the count and the highest write sequence number (every
-   * save takes a new, never reused one, in commit order).
+   * Changes whenever a head is saved (replaced, or saved again unchanged, too) or removed, so a
+   * replica polling it never misses a change: the count and the highest write sequence number
+   * (every save takes a new, never reused one, in commit order).
    */
   headsVersion(): Promise<string>;
   close(): Promise<void>;
