@@ -2,6 +2,7 @@
 // decision-machine serve            start the HTTP service (fetches the model on first run)
 // decision-machine models ...       pull | list | verify (see src/models/cli.ts)
 // decision-machine keys ...         issue | list | revoke API keys (see src/auth/cli.ts)
+// decision-machine heads ...        list | show | remove fitted decision heads (see src/heads/cli.ts)
 // decision-machine usage ...        requests, input tokens and price per organization and key
 // decision-machine decide CAP [FILE] one decision without a server (see src/cli/decide.ts)
 // decision-machine fit FILE          fit decision heads on labelled examples (see src/cli/fit.ts)
@@ -14,6 +15,7 @@ import { Probes } from './http/probes.js';
 import { openService } from './service.js';
 import { keyMaxInflight, openAccess } from './auth/access.js';
 import { keysCommand, usageCommand } from './auth/cli.js';
+import { headsCommand } from './heads/cli.js';
 import { redactUrl } from './store/store.js';
 import { decideCommand } from './cli/decide.js';
 import { fitCommand } from './cli/fit.js';
@@ -22,12 +24,13 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'models') return modelsCommand(rest);
   if (command === 'keys') return keysCommand(rest);
+  if (command === 'heads') return headsCommand(rest);
   if (command === 'usage') return usageCommand(rest);
   if (command === 'decide') return decideCommand(rest);
   if (command === 'fit') return fitCommand(rest);
   if (command === 'serve' || command === undefined) return runServer();
   process.stderr.write(
-    'usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | usage [...] | decide CAPABILITY [FILE] | fit FILE\n',
+    'usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | heads list|show|remove | usage [...] | decide CAPABILITY [FILE] | fit FILE\n',
   );
   return 2;
 }

@@ -20,6 +20,7 @@ const FOLDER_ORDER = [
   'index',
   'service',
   'http',
+  'heads',
   'auth',
   'store',
   'audio',

@@ -107,7 +107,8 @@ function price(row: UsageTotal): number {
   return row.mode === 'prod' ? row.inputTokens * USD_PER_INPUT_TOKEN : 0;
 }
 
-async function withStore(url: string, use: (store: Store) => Promise<number>): Promise<number> {
+/** Opens the configured store for one command and closes it after. */
+export async function withStore(url: string, use: (store: Store) => Promise<number>): Promise<number> {
   const store = await openStore(url);
   try {
     return await use(store);
@@ -116,12 +117,14 @@ async function withStore(url: string, use: (store: Store) => Promise<number>): P
   }
 }
 
-function fail(message: string): number {
+/** An operator error on stderr; exit code 2. */
+export function fail(message: string): number {
   process.stderr.write(`decision-machine: ${message}\n`);
   return 2;
 }
 
-function table(head: string[], rows: string[][]): void {
+/** Left-aligned columns with a header row, on stdout. */
+export function table(head: string[], rows: string[][]): void {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   for (const row of [head, ...rows])
     process.stdout.write(

@@ -1,6 +1,6 @@
 // The shared store for several replicas: PostgreSQL through a small connection pool.
 import pg from 'pg';
-import type { KeyRecord, Store, UsageEntry, UsageTotal } from './store.js';
+import type { HeadRecord, KeyRecord, Store, UsageEntry, UsageTotal } from './store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -13,6 +13,11 @@ CREATE TABLE IF NOT EXISTS usage (
   input_tokens integer NOT NULL, at timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS usage_at ON usage (at);
+CREATE TABLE IF NOT EXISTS decision_heads (
+  seq bigserial NOT NULL, id text PRIMARY KEY, capability text NOT NULL, signature text NOT NULL,
+  model text NOT NULL, created_at timestamptz NOT NULL, examples integer NOT NULL, meta text NOT NULL,
+  weights bytea NOT NULL
+);
 `;
 // Replicas starting together would race on CREATE TABLE IF NOT EXISTS; one at a time.
 const SCHEMA_LOCK = 0x646d31; // "dm1"
@@ -37,6 +42,29 @@ const toRecord = (r: KeyRow): KeyRecord => ({
   hint: r.hint,
   createdAt: r.created_at.toISOString(),
   revokedAt: r.revoked_at?.toISOString() ?? null,
+});
+
+interface HeadRow {
+  id: string;
+  capability: string;
+  signature: string;
+  model: string;
+  created_at: Date;
+  examples: number;
+  meta: string;
+  weights?: Buffer;
+}
+
+const HEAD_COLUMNS = 'id, capability, signature, model, created_at, examples, meta';
+
+const toHead = (r: HeadRow): Omit<HeadRecord, 'weights'> => ({
+  id: r.id,
+  capability: r.capability,
+  signature: r.signature,
+  model: r.model,
+  createdAt: r.created_at.toISOString(),
+  examples: r.examples,
+  meta: r.meta,
 });
 
 export class PostgresStore implements Store {
@@ -109,6 +137,65 @@ export class PostgresStore implements Store {
       requests: r.requests,
       inputTokens: Number(r.tokens),
     }));
+  }
+
+  // Saves hold the table's write lock until they commit, so sequence numbers are taken in commit
+  // order: a poller can never see a later number before an earlier one (see headsVersion).
+  async saveHead(h: HeadRecord): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('LOCK TABLE decision_heads IN SHARE ROW EXCLUSIVE MODE');
+      await client.query(
+        `INSERT INTO decision_heads (id, capability, signature, model, created_at, examples, meta, weights)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (id) DO UPDATE SET seq = DEFAULT, capability = EXCLUDED.capability,
+           signature = EXCLUDED.signature, model = EXCLUDED.model, created_at = EXCLUDED.created_at,
+           examples = EXCLUDED.examples, meta = EXCLUDED.meta, weights = EXCLUDED.weights`,
+        [
+          h.id,
+          h.capability,
+          h.signature,
+          h.model,
+          h.createdAt,
+          h.examples,
+          h.meta,
+          Buffer.from(h.weights.buffer, h.weights.byteOffset, h.weights.byteLength),
+        ],
+      );
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async listHeads(): Promise<Omit<HeadRecord, 'weights'>[]> {
+    const { rows } = await this.pool.query<HeadRow>(
+      `SELECT ${HEAD_COLUMNS} FROM decision_heads ORDER BY created_at, id`,
+    );
+    return rows.map(toHead);
+  }
+
+  async findHead(id: string): Promise<HeadRecord | undefined> {
+    const { rows } = await this.pool.query<HeadRow>(
+      `SELECT ${HEAD_COLUMNS}, weights FROM decision_heads WHERE id = $1`,
+      [id],
+    );
+    return rows[0] && { ...toHead(rows[0]), weights: new Uint8Array(rows[0].weights!) };
+  }
+
+  async removeHead(id: string): Promise<boolean> {
+    return (await this.pool.query('DELETE FROM decision_heads WHERE id = $1', [id])).rowCount === 1;
+  }
+
+  async headsVersion(): Promise<string> {
+    const { rows } = await this.pool.query<{ version: string }>(
+      "SELECT COUNT(*) || ':' || COALESCE(MAX(seq), 0) AS version FROM decision_heads",
+    );
+    return rows[0]!.version;
   }
 
   async close(): Promise<void> {

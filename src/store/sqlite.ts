@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { KeyRecord, Store, UsageEntry, UsageTotal } from './store.js';
+import type { HeadRecord, KeyRecord, Store, UsageEntry, UsageTotal } from './store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -16,9 +16,16 @@ CREATE TABLE IF NOT EXISTS usage (
   input_tokens INTEGER NOT NULL, at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS usage_at ON usage (at);
+CREATE TABLE IF NOT EXISTS decision_heads (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, capability TEXT NOT NULL,
+  signature TEXT NOT NULL, model TEXT NOT NULL, created_at TEXT NOT NULL, examples INTEGER NOT NULL,
+  meta TEXT NOT NULL, weights BLOB NOT NULL
+);
 `;
 
 const KEY_COLUMNS = `id, hash, mode, organization, name, hint, created_at AS createdAt, revoked_at AS revokedAt`;
+const HEAD_COLUMNS = `id, capability, signature, model, created_at AS createdAt, examples, meta`;
+type HeadSummary = Omit<HeadRecord, 'weights'>;
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
@@ -71,6 +78,45 @@ export class SqliteStore implements Store {
          WHERE at >= ? AND at < ? GROUP BY organization, key_id, mode ORDER BY organization, key_id`,
       )
       .all(normalise(range.since) ?? '', normalise(range.until) ?? '9999') as UsageTotal[];
+  }
+
+  // REPLACE deletes the row with the same id and inserts a new one: AUTOINCREMENT gives it a
+  // sequence number higher than any ever used, which headsVersion() reads.
+  async saveHead(h: HeadRecord): Promise<void> {
+    this.db
+      .prepare(
+        'INSERT OR REPLACE INTO decision_heads (id, capability, signature, model, created_at, examples, meta, weights) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        h.id,
+        h.capability,
+        h.signature,
+        h.model,
+        new Date(h.createdAt).toISOString(),
+        h.examples,
+        h.meta,
+        Buffer.from(h.weights.buffer, h.weights.byteOffset, h.weights.byteLength),
+      );
+  }
+
+  async listHeads(): Promise<HeadSummary[]> {
+    return this.db.prepare(`SELECT ${HEAD_COLUMNS} FROM decision_heads ORDER BY created_at, id`).all() as HeadSummary[];
+  }
+
+  async findHead(id: string): Promise<HeadRecord | undefined> {
+    const row = this.db.prepare(`SELECT ${HEAD_COLUMNS}, weights FROM decision_heads WHERE id = ?`).get(id) as
+      (HeadSummary & { weights: Buffer }) | undefined;
+    return row && { ...row, weights: new Uint8Array(row.weights) };
+  }
+
+  async removeHead(id: string): Promise<boolean> {
+    return this.db.prepare('DELETE FROM decision_heads WHERE id = ?').run(id).changes === 1;
+  }
+
+  async headsVersion(): Promise<string> {
+    const row = this.db.prepare('SELECT COUNT(*) AS n, COALESCE(MAX(seq), 0) AS seq FROM decision_heads').get();
+    const { n, seq } = row as { n: number; seq: number };
+    return `${n}:${seq}`;
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
-// Keys and the usage ledger. Two implementations behind one interface: SQLite in a file (the
-// embedded default, one machine) and PostgreSQL (shared by replicas). Chosen by DM_DATABASE_URL.
+// Keys, the usage ledger and the fitted decision heads. Two implementations behind one interface:
+// SQLite in a file (the embedded default, one machine) and PostgreSQL (shared by replicas).
+// Chosen by DM_DATABASE_URL.
 /** The two kinds of key (dm_test_... and dm_prod_...). */
 export type KeyMode = 'test' | 'prod';
 
@@ -34,6 +35,18 @@ export interface UsageTotal {
   inputTokens: number;
 }
 
+/** A fitted decision head as stored: one per decision signature and model. */
+export interface HeadRecord {
+  id: string; // 'head_' + 16 hex chars, derived from the signature by the fitting code (src/heads/)
+  capability: string; // 'yes-no' | 'classify' | 'rate' | 'verify' | 'classify-tree'
+  signature: string; // canonical JSON of what defines the decision (label set, statement, scale...)
+  model: string; // sha256 of the model file it was fitted on
+  createdAt: string; // ISO 8601
+  examples: number; // labelled examples it was fitted on
+  meta: string; // JSON: outcomes, sizes, regularisation, the fit's figures (opaque to the store)
+  weights: Uint8Array; // Float32 parameters, little-endian (opaque to the store)
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   addKey(key: KeyRecord): Promise<void>;
@@ -44,6 +57,20 @@ export interface Store {
   recordUsage(entry: UsageEntry): Promise<void>;
   /** Totals per organization and key over [since, until). */
   usage(range?: { since?: string; until?: string }): Promise<UsageTotal[]>;
+  /** Inserts the head, or replaces the one with the same id (a refit replaces its head). */
+  saveHead(head: HeadRecord): Promise<void>;
+  /** Every head without its weights, oldest first. */
+  listHeads(): Promise<Omit<HeadRecord, 'weights'>[]>;
+  /** The weights come in their own buffer (offset 0), so a Float32Array view of them is aligned. */
+  findHead(id: string): Promise<HeadRecord | undefined>;
+  /** False when no such head is stored. */
+  removeHead(id: string): Promise<boolean>;
+  /**
+   * Changes whenever a head is saved (replaced, or saved again unchanged, too) or removed, so a
+   * replica polling it never misses a change: the count and the highest write sequence number
+   * (every save takes a new, never reused one, in commit order).
+   */
+  headsVersion(): Promise<string>;
   close(): Promise<void>;
 }
 
