@@ -12,9 +12,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DEFAULTS, loadConfig } from '../src/config.js';
-import { decisions } from '../src/service.js';
-import { Engine } from '../src/engine/engine.js';
-import { resolveModel, storeOptions } from '../src/models/store.js';
+import { openService } from '../src/service.js';
 import { choose } from '../src/heads/fit.js';
 import { argmax, fit, Projected, headScores, type Example } from '../src/heads/logistic.js';
 import { HeadReader } from '../src/heads/reading.js';
@@ -87,10 +85,9 @@ function shuffled<T>(items: T[], s: number): T[] {
 }
 
 const config = loadConfig(process.env, { slots: Number(values.slots) }, { ...DEFAULTS, audio: 'off' });
-const modelPath = await resolveModel(config.model, { ...storeOptions(config), path: config.modelPath });
-const engine = await Engine.open({ ...config, modelPath, encoderPath: undefined, encoder: 'none' });
+const service = await openService(config);
+const engine = service.engine;
 const reader = new HeadReader(engine);
-const service = decisions(engine);
 const results: Record<string, unknown>[] = [];
 
 for (const name of values.sets.split(',')) {

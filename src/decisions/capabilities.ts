@@ -16,7 +16,7 @@ import { extractApi } from '../api/extract.js';
 import { entitiesApi } from '../api/entities.js';
 import { verifyApi } from '../api/verify.js';
 import type { Billed } from './billing.js';
-import type { HeadDecisions } from '../heads/apply.js';
+import type { Learned } from './learned.js';
 import { YesNo } from './yes-no.js';
 import { Classify } from './classify.js';
 import { ClassifyTree } from './classify-tree.js';
@@ -50,7 +50,7 @@ export class Opened {
   private shared: { classify?: Classify; extract?: Extract } = {};
   constructor(
     readonly engine: Engine,
-    readonly heads?: HeadDecisions,
+    readonly heads?: Learned,
   ) {}
   get classify(): Classify {
     return (this.shared.classify ??= new Classify(this.engine, this.heads));

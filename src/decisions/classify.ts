@@ -14,8 +14,7 @@ import { fnv1a } from './hash.js';
 import { Prompt } from './prompt.js';
 import { shaped, textsOf } from './texts.js';
 import { Reader } from './windows.js';
-import type { HeadDecisions } from '../heads/apply.js';
-import { classifySignature } from '../heads/signature.js';
+import type { Learned } from './learned.js';
 import type { Static } from '@sinclair/typebox';
 import type { ClassifyRequest, ClassifyResult as ClassifyResultSchema } from '../api/classify.js';
 
@@ -68,7 +67,7 @@ export class Classify {
 
   constructor(
     private readonly engine: Engine,
-    private readonly heads?: HeadDecisions,
+    private readonly heads?: Learned,
   ) {
     this.prompt = new Prompt(engine, SYSTEM);
     this.reader = new Reader(engine);
@@ -155,18 +154,16 @@ export class Classify {
     const labels = labelsOf(input.labels);
     const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);
     const inputChars = charsOf(input.text, input.texts) + labelChars(labels) * texts.length;
-    const sig = this.heads && classifySignature(labels);
-    const head = sig && this.heads!.find(sig);
-    if (head) {
-      const { probabilities, promptTokens } = await this.heads!.decide(sig, head, texts, score);
-      const results = probabilities.map((p) => {
-        const byName = new Map(sig.outcomes.map((name, k) => [name, p[k]!]));
+    const learned = await this.heads?.decide({ capability: 'classify', labels }, texts, score);
+    if (learned) {
+      const results = learned.probabilities.map((p) => {
+        const byName = new Map(learned.outcomes.map((name, k) => [name, p[k]!]));
         return this.result(
           labels,
           labels.map((l) => byName.get(l.name)!),
         );
       });
-      return { body: shaped(results, list), inputChars, inputTokens: promptTokens, heads: [head.id] };
+      return { body: shaped(results, list), inputChars, inputTokens: learned.promptTokens, heads: [learned.head] };
     }
     const { results, scored } = await this.classified(score, texts, labels);
     return {

@@ -9,8 +9,7 @@ import { argmax, calibration, confidence, normalise, temperature } from './distr
 import { Prompt } from './prompt.js';
 import { shaped, textsOf } from './texts.js';
 import { Reader } from './windows.js';
-import type { HeadDecisions } from '../heads/apply.js';
-import { rateSignature } from '../heads/signature.js';
+import type { Learned } from './learned.js';
 import type { Static } from '@sinclair/typebox';
 import type { RateRequest, RateResult as RateResultSchema } from '../api/rate.js';
 
@@ -26,7 +25,7 @@ export class Rate {
 
   constructor(
     private readonly engine: Engine,
-    private readonly heads?: HeadDecisions,
+    private readonly heads?: Learned,
   ) {
     this.prompt = new Prompt(engine, SYSTEM);
     this.reader = new Reader(engine);
@@ -36,13 +35,11 @@ export class Rate {
   async run(input: RateInput, signal?: AbortSignal): Promise<Billed<RateResult | { results: RateResult[] }>> {
     const { texts, list } = textsOf(input);
     const inputChars = charsOf(input.text, input.texts) + charsOf(input.scale) * texts.length;
-    const sig = this.heads && rateSignature(input.scale);
-    const head = sig && this.heads!.find(sig);
-    if (head) {
-      const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);
-      const { probabilities, promptTokens } = await this.heads!.decide(sig, head, texts, score);
-      const results = probabilities.map((p) => rated(input.scale, p));
-      return { body: shaped(results, list), inputChars, inputTokens: promptTokens, heads: [head.id] };
+    const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);
+    const learned = await this.heads?.decide({ capability: 'rate', scale: input.scale }, texts, score);
+    if (learned) {
+      const results = learned.probabilities.map((p) => rated(input.scale, p));
+      return { body: shaped(results, list), inputChars, inputTokens: learned.promptTokens, heads: [learned.head] };
     }
     const scale = input.scale.map((s, i) => `${i}: ${s}`).join('\n');
     const options = this.prompt.choices(input.scale);
@@ -53,7 +50,7 @@ export class Rate {
       branches: [this.question],
       options,
     }));
-    const scored = await this.engine.score(jobs, signal);
+    const scored = await score(jobs);
     const results = scored.map((r) =>
       rated(input.scale, normalise(r.logprobs, temperature(calibration.rate, input.scale.length))),
     );

@@ -7,8 +7,7 @@ import { charsOf, type Billed } from './billing.js';
 import { calibration, platt } from './distribution.js';
 import { claimLine, Prompt } from './prompt.js';
 import { Reader } from './windows.js';
-import type { HeadDecisions } from '../heads/apply.js';
-import { yesNoSignature } from '../heads/signature.js';
+import type { Learned } from './learned.js';
 import type { Static } from '@sinclair/typebox';
 import type { YesNoRequest, YesNoResult as YesNoResultSchema } from '../api/yes-no.js';
 
@@ -35,7 +34,7 @@ export class YesNo {
 
   constructor(
     private readonly engine: Engine,
-    private readonly heads?: HeadDecisions,
+    private readonly heads?: Learned,
   ) {
     this.reader = new Reader(engine);
     this.withText = new Prompt(engine, SYSTEM);
@@ -139,18 +138,24 @@ export class YesNo {
     let promptTokens = 0;
     if (!this.heads || texts.length === 0) return { decided, ids, promptTokens };
     for (const statement of new Set(statements)) {
-      const sig = yesNoSignature(statement, input.when_true, input.when_false);
-      const head = this.heads.find(sig);
-      if (!head) continue;
-      const out = await this.heads.decide(sig, head, texts, score);
+      const definition = { capability: 'yes-no' as const, statement, ...this.hintsOf(input) };
+      const out = await this.heads.decide(definition, texts, score);
+      if (!out) continue;
       decided.set(
         statement,
         out.probabilities.map((p) => p[1]!),
       );
-      ids.push(head.id);
+      ids.push(out.head);
       promptTokens += out.promptTokens;
     }
     return { decided, ids, promptTokens };
+  }
+
+  private hintsOf(input: YesNoInput): { when_true?: string; when_false?: string } {
+    return {
+      ...(input.when_true ? { when_true: input.when_true } : {}),
+      ...(input.when_false ? { when_false: input.when_false } : {}),
+    };
   }
 
   private hints(input: YesNoInput): string {

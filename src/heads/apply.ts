@@ -1,13 +1,15 @@
-// Heads as the decisions apply them: a request whose signature has a head is read the head's way
-// (src/heads/reading.ts) and decided by it; the response keeps its shape and names the head.
+// Heads as the decisions apply them (the decisions' Learned): a request whose signature has a head
+// is read the head's way (src/heads/reading.ts) and decided by it; the response keeps its shape and
+// names the head.
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
-import type { Head, Heads } from './heads.js';
+import type { Definition, Learned } from '../decisions/learned.js';
+import type { Heads } from './heads.js';
 import { headScores, softmax } from './logistic.js';
 import { HeadReader } from './reading.js';
-import type { Signature } from './signature.js';
+import { signatureOf } from './signature.js';
 
-export class HeadDecisions {
+export class HeadDecisions implements Learned {
   private readonly reader: HeadReader;
 
   constructor(
@@ -17,19 +19,14 @@ export class HeadDecisions {
     this.reader = new HeadReader(engine);
   }
 
-  find(sig: Signature): Head | undefined {
-    return this.heads.find(sig);
-  }
-
-  /** Each text's probabilities over the signature's outcomes (sig.outcomes order), by `head`. */
-  async decide(
-    sig: Signature,
-    head: Head,
-    texts: string[],
-    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
-  ): Promise<{ probabilities: number[][]; promptTokens: number }> {
+  async decide(definition: Definition, texts: string[], score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>) {
+    const sig = signatureOf(definition);
+    const head = this.heads.find(sig);
+    if (!head) return undefined;
     const { readings, promptTokens } = await this.reader.read(sig, texts, score);
     return {
+      head: head.id,
+      outcomes: sig.outcomes,
       probabilities: readings.map((r) => softmax(headScores(head.params, r.hidden, r.base))),
       promptTokens,
     };

@@ -1,8 +1,7 @@
 // The heads a service applies: every head of the store fitted on this model, reloaded when the
 // store changes (every replica of a deployment polls the same store, so all serve the same heads).
 // A head fitted on another model is not loaded: its features mean nothing on this one.
-import type { Store } from '../store/store.js';
-import type { HeadRecord } from './record.js';
+import type { HeadRecord, Store } from '../store/store.js';
 import type { HeadParams } from './logistic.js';
 import type { Signature } from './signature.js';
 

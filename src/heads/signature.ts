@@ -4,14 +4,10 @@
 // all. The label set is a set: listed in any order, it is the same signature.
 import { createHash } from 'node:crypto';
 import type { Label } from '../decisions/labels.js';
+import type { Definition } from '../decisions/learned.js';
 
+export type { Definition } from '../decisions/learned.js';
 export const HEAD_CAPABILITIES = ['yes-no', 'classify', 'rate'] as const;
-export type HeadCapability = (typeof HEAD_CAPABILITIES)[number];
-
-export type Definition =
-  | { capability: 'yes-no'; statement: string; when_true?: string; when_false?: string }
-  | { capability: 'classify'; labels: Label[] }
-  | { capability: 'rate'; scale: string[] };
 
 export interface Signature {
   definition: Definition;
@@ -50,6 +46,13 @@ export function classifySignature(labels: Label[]): Signature {
 
 export function rateSignature(scale: string[]): Signature {
   return signature({ capability: 'rate', scale: [...scale] }, [...scale]);
+}
+
+/** The signature of a decision's definition (as decisions state it to Learned). */
+export function signatureOf(d: Definition): Signature {
+  if (d.capability === 'yes-no') return yesNoSignature(d.statement, d.when_true, d.when_false);
+  if (d.capability === 'classify') return classifySignature(d.labels);
+  return rateSignature(d.scale);
 }
 
 /** A short description for listings: the statement, or the number of labels or levels. */
