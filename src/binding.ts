@@ -67,6 +67,11 @@ export interface ScoreJob {
   prefix: Int32Array;
   branches: Int32Array[];
   options: Int32Array[];
+  /**
+   * Return the final layer's hidden state, after the output norm, at each branch's last token
+   * (ScoreResult.hidden). Absent or false: the job costs what it did without the feature.
+   */
+  hidden?: boolean;
 }
 
 /**
@@ -131,6 +136,8 @@ interface JobStats {
 export interface ScoreResult extends JobStats {
   /** branches x options, row-major: log P(option | prefix + branch). */
   logprobs: Float32Array;
+  /** branches x hiddenSize(), row-major: the hidden state the logits were read from; only when the job asked. */
+  hidden?: Float32Array;
 }
 
 export interface TokenSpan {
@@ -218,6 +225,8 @@ export interface NativeEngine {
   /** Once per engine. */
   load(options: LoadOptions): Promise<void>;
   info(): ModelInfo;
+  /** The model's n_embd: the length of a score job's hidden state row (ScoreJob.hidden). */
+  hiddenSize(): number;
   tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Int32Array;
   applyTemplate(messages: ChatMessage[], addAssistant: boolean): string;
   submit(job: NativeJob): { id: number; result: Promise<ScoreResult | SpanResult> };

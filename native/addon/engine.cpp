@@ -22,6 +22,11 @@ Napi::Value ToJs(Napi::Env env, const ScoreResult &r) {
   Napi::Float32Array lp = Napi::Float32Array::New(env, r.logprobs.size());
   std::copy(r.logprobs.begin(), r.logprobs.end(), lp.Data());
   out.Set("logprobs", lp);
+  if (!r.hidden.empty()) {  // the job asked
+    Napi::Float32Array hidden = Napi::Float32Array::New(env, r.hidden.size());
+    std::copy(r.hidden.begin(), r.hidden.end(), hidden.Data());
+    out.Set("hidden", hidden);
+  }
   return out;
 }
 
@@ -100,11 +105,12 @@ Napi::Function Engine::Define(Napi::Env env) {
   return DefineClass(
       env, "Engine",
       {InstanceMethod("load", &Engine::Load), InstanceMethod("loadWhisper", &Engine::LoadWhisper),
-       InstanceMethod("info", &Engine::Info), InstanceMethod("tokenize", &Engine::Tokenize),
-       InstanceMethod("applyTemplate", &Engine::ApplyTemplate), InstanceMethod("submit", &Engine::Submit),
-       InstanceMethod("transcribe", &Engine::Transcribe), InstanceMethod("cancel", &Engine::Cancel),
-       InstanceMethod("tokenBytes", &Engine::TokenBytes), InstanceMethod("specialTokens", &Engine::SpecialTokens),
-       InstanceMethod("stats", &Engine::Stats), InstanceMethod("close", &Engine::Close)});
+       InstanceMethod("info", &Engine::Info), InstanceMethod("hiddenSize", &Engine::HiddenSize),
+       InstanceMethod("tokenize", &Engine::Tokenize), InstanceMethod("applyTemplate", &Engine::ApplyTemplate),
+       InstanceMethod("submit", &Engine::Submit), InstanceMethod("transcribe", &Engine::Transcribe),
+       InstanceMethod("cancel", &Engine::Cancel), InstanceMethod("tokenBytes", &Engine::TokenBytes),
+       InstanceMethod("specialTokens", &Engine::SpecialTokens), InstanceMethod("stats", &Engine::Stats),
+       InstanceMethod("close", &Engine::Close)});
 }
 
 Engine::Engine(const Napi::CallbackInfo &info)
@@ -239,6 +245,13 @@ Napi::Value Engine::Info(const Napi::CallbackInfo &info) {
   return out;
 }
 
+// hiddenSize() -> the model's n_embd: the length of a score job's hidden state rows.
+Napi::Value Engine::HiddenSize(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Vocab(env);
+  return Napi::Number::New(env, llama_model_n_embd(model_));
+}
+
 // tokenize(text, addSpecial, parseSpecial) -> Int32Array. Synchronous: tokenizing is fast.
 Napi::Value Engine::Tokenize(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -319,7 +332,7 @@ Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
   return t;
 }
 
-// submit({ kind: 'score', prefix, branches, options })
+// submit({ kind: 'score', prefix, branches, options, and optionally hidden })
 // submit({ kind: 'spans', prefix, branches, source, stops, maxSpanTokens, maxSpans, and optionally
 //          startTokens + startLengths + startPositions (+ startEnds), separator, inlineSeparator, none,
 //          minListLogprob, joinNext + minJoinLogprob, closingTokens, forkWithin, firstOptions,
@@ -334,8 +347,11 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   args::Check(env, k == "score" || k == "spans", "job.kind must be 'score' or 'spans'");
   Tokens prefix = TokenArray(env, o.Get("prefix"), "prefix");
   std::vector<Tokens> branches = TokenLists(env, o, "branches");
-  if (k == "score")
-    return Enqueue(env, ScoreJob{std::move(prefix), std::move(branches), TokenLists(env, o, "options")});
+  if (k == "score") {
+    ScoreJob job{std::move(prefix), std::move(branches), TokenLists(env, o, "options")};
+    if (!o.Get("hidden").IsUndefined()) job.hidden = args::Bool(env, o, "job", "hidden");
+    return Enqueue(env, std::move(job));
+  }
 
   SpanJob sj;
   sj.prefix = std::move(prefix);

@@ -22,6 +22,7 @@ class Engine : public Napi::ObjectWrap<Engine> {
   Napi::Value Load(const Napi::CallbackInfo &info);
   Napi::Value LoadWhisper(const Napi::CallbackInfo &info);
   Napi::Value Info(const Napi::CallbackInfo &info);
+  Napi::Value HiddenSize(const Napi::CallbackInfo &info);
   Napi::Value Tokenize(const Napi::CallbackInfo &info);
   Napi::Value ApplyTemplate(const Napi::CallbackInfo &info);
   Napi::Value Submit(const Napi::CallbackInfo &info);

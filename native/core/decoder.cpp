@@ -2,16 +2,35 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
-Decoder::Decoder(llama_context *ctx, int32_t n_outputs, PromptCache *prompts)
+// Asked about every node of every graph computed (ask = true); answers yes only for the output
+// norm ("result_norm", n_embd x this ubatch's outputs: llama.cpp's graphs drop the other rows
+// before the last layer's feed-forward) while capturing. Then it is called again (ask = false)
+// once that node is computed, before the rest of the graph. Our ubatches are whole batches
+// (n_ubatch = n_batch, unified KV: split_simple), so the rows come in batch order.
+bool HiddenCapture::eval(ggml_tensor *t, bool ask, void *self) {
+  auto *c = static_cast<HiddenCapture *>(self);
+  if (!c->on || std::strcmp(t->name, "result_norm") != 0 || t->type != GGML_TYPE_F32 || !ggml_is_contiguous(t))
+    return false;
+  if (ask) return true;
+  const size_t n = c->rows.size(), bytes = ggml_nbytes(t);
+  c->rows.resize(n + static_cast<size_t>(ggml_nelements(t)));
+  if (bytes > 0) ggml_backend_tensor_get(t, c->rows.data() + n, 0, bytes);
+  return true;  // false would stop the graph here
+}
+
+Decoder::Decoder(llama_context *ctx, int32_t n_outputs, PromptCache *prompts, HiddenCapture *hidden)
     : ctx_(ctx),
       prompts_(prompts),
+      hidden_(hidden),
       mem_(llama_get_memory(ctx)),
       n_vocab_(llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx)))),
       n_batch_(static_cast<int32_t>(llama_n_batch(ctx))),
       n_seq_(static_cast<int32_t>(llama_n_seq_max(ctx))),
       n_ctx_(static_cast<int32_t>(llama_n_ctx(ctx))),
-      n_outputs_(n_outputs) {}
+      n_outputs_(n_outputs),
+      n_embd_(llama_model_n_embd(llama_get_model(ctx))) {}
 
 std::vector<Decoder::Item> Decoder::begin(const Tokens &prefix) {
   size_t common = common_prefix(cached_, prefix);
@@ -54,8 +73,9 @@ float Decoder::log_normalizer(const float *logits) const {
 }
 
 // Fills the batch from items[next..] (at most n_batch tokens and n_outputs logits rows), decodes
-// it and advances next.
-void Decoder::decode_chunk(const std::vector<Item> &items, size_t &next, int32_t n_shared, llama_batch &batch) {
+// it and advances next. With `hidden`, hidden_->rows then holds one row per output.
+void Decoder::decode_chunk(const std::vector<Item> &items, size_t &next, int32_t n_shared, llama_batch &batch,
+                           bool hidden) {
   int32_t outputs = 0;
   batch.n_tokens = 0;
   while (next < items.size() && batch.n_tokens < n_batch_ && (items[next].want < 0 || outputs < n_outputs_)) {
@@ -73,7 +93,12 @@ void Decoder::decode_chunk(const std::vector<Item> &items, size_t &next, int32_t
     batch.logits[k] = it.want >= 0;
     outputs += it.want >= 0;
   }
+  hidden_->rows.clear();
+  hidden_->on = hidden;
   int32_t rc = llama_decode(ctx_, batch);
+  hidden_->on = false;
   if (rc == 2) throw Cancelled();
   if (rc != 0) throw std::runtime_error("llama_decode failed with code " + std::to_string(rc));
+  if (hidden && hidden_->rows.size() != static_cast<size_t>(outputs) * static_cast<size_t>(n_embd_))
+    throw std::runtime_error("the model's graph has no result_norm tensor to read hidden states from");
 }

@@ -2,10 +2,29 @@
 // build token items and decode them through here. One thread per Decoder.
 #pragma once
 #include <stdexcept>
+#include <type_traits>
 
 #include "cancelled.h"
 #include "jobs.h"
 #include "prompt_cache.h"
+
+// The model's final hidden state (the last layer's, after the output norm: the vector the logits
+// are read from) at a decode's output rows, copied by the context's eval callback while `on`.
+// llama_set_embeddings would not do: it makes every token of a batch an output. With `on` false
+// the callback asks for no tensor and the graph is computed in one go, as with no callback.
+struct HiddenCapture {
+  bool on = false;
+  std::vector<float> rows;  // n_embd floats per output row, in output order, since the last clear
+
+  // Sets the context's eval callback to this capture (before the context is made).
+  void install(llama_context_params &p) {
+    p.cb_eval = eval;
+    p.cb_eval_user_data = this;
+  }
+
+ private:
+  static bool eval(ggml_tensor *t, bool ask, void *self);
+};
 
 class Decoder {
  public:
@@ -18,10 +37,10 @@ class Decoder {
     int32_t want;      // index handed to on_logits, or -1 for no logits
   };
 
-  // ctx must have been created with n_seq_max >= 3, a unified KV cache and room for n_outputs
-  // logits rows per decode call. `prompts` (shared with the other slots, may be null) keeps the
-  // prompts this slot moves away from.
-  Decoder(llama_context *ctx, int32_t n_outputs, PromptCache *prompts);
+  // ctx must have been created with n_seq_max >= 3, a unified KV cache, room for n_outputs
+  // logits rows per decode call and `hidden` installed. `prompts` (shared with the other slots,
+  // may be null) keeps the prompts this slot moves away from.
+  Decoder(llama_context *ctx, int32_t n_outputs, PromptCache *prompts, HiddenCapture *hidden);
 
   // Starts a job: keeps the longest cached part of `prefix` in sequence 0 (or loads a longer one
   // from `prompts`, first keeping there what sequence 0 held if `prefix` shares less than half of
@@ -39,18 +58,19 @@ class Decoder {
   void reset();
 
   // Decodes items in chunks of at most n_batch tokens and n_outputs logits rows; after each
-  // chunk calls on_logits(want, logits) for every item that wants them. Throws Cancelled (the
-  // context's abort callback stopped the decode) or std::runtime_error.
+  // chunk calls on_logits(want, logits) for every item that wants them, or, when `hidden`,
+  // on_logits(want, logits, row) with the item's hidden state (n_embd floats). Throws Cancelled
+  // (the context's abort callback stopped the decode) or std::runtime_error.
   template <class OnLogits>
-  void decode(const std::vector<Item> &items, int32_t n_shared, OnLogits on_logits);
+  void decode(const std::vector<Item> &items, int32_t n_shared, OnLogits on_logits, bool hidden = false);
 
   // Decodes branches[g0..g1) on sequences 1..(g1 - g0), each continuing the prefix, and calls
-  // on_last(b, logits) after each branch's last token. `pending` holds prefix items begin()
-  // returned that are not decoded yet: they go into the same llama_decode (tagged with every
-  // branch sequence) and are consumed.
+  // on_last(b, logits) after each branch's last token (on_last(b, logits, row) when `hidden`, as
+  // decode). `pending` holds prefix items begin() returned that are not decoded yet: they go into
+  // the same llama_decode (tagged with every branch sequence) and are consumed.
   template <class OnLogits>
   void branches(std::vector<Item> &pending, const Tokens &prefix, const std::vector<Tokens> &branches, size_t g0,
-                size_t g1, OnLogits on_last);
+                size_t g1, OnLogits on_last, bool hidden = false);
 
   // log(sum(exp(logits))) over the vocabulary.
   float log_normalizer(const float *logits) const;
@@ -58,22 +78,24 @@ class Decoder {
   int32_t cached() const { return static_cast<int32_t>(cached_.size() + borrowed_); }  // this job's, not prefilled
   const Tokens &cached_tokens() const { return cached_; }
   int32_t n_seq() const { return n_seq_; }
+  int32_t n_embd() const { return n_embd_; }
   int32_t n_ctx() const { return n_ctx_; }
   llama_memory_t memory() const { return mem_; }
 
  private:
-  void decode_chunk(const std::vector<Item> &items, size_t &next, int32_t n_shared, llama_batch &batch);
+  void decode_chunk(const std::vector<Item> &items, size_t &next, int32_t n_shared, llama_batch &batch, bool hidden);
 
   llama_context *ctx_;
   PromptCache *prompts_;
+  HiddenCapture *hidden_;
   llama_memory_t mem_;
-  int32_t n_vocab_, n_batch_, n_seq_, n_ctx_, n_outputs_;
+  int32_t n_vocab_, n_batch_, n_seq_, n_ctx_, n_outputs_, n_embd_;
   Tokens cached_;        // the tokens held by sequence 0 after the last successful job
   size_t borrowed_ = 0;  // this job's prefix tokens whose KV came from another prompt
 };
 
 template <class OnLogits>
-void Decoder::decode(const std::vector<Item> &items, int32_t n_shared, OnLogits on_logits) {
+void Decoder::decode(const std::vector<Item> &items, int32_t n_shared, OnLogits on_logits, bool hidden) {
   llama_batch batch = llama_batch_init(n_batch_, 0, n_seq_);
   struct Free {
     llama_batch &b;
@@ -82,15 +104,24 @@ void Decoder::decode(const std::vector<Item> &items, int32_t n_shared, OnLogits 
   size_t next = 0;
   while (next < items.size()) {
     const size_t start = next;
-    decode_chunk(items, next, n_shared, batch);
-    for (int32_t k = 0; k < batch.n_tokens; ++k)
-      if (batch.logits[k]) on_logits(items[start + k].want, llama_get_logits_ith(ctx_, k));
+    decode_chunk(items, next, n_shared, batch, hidden);
+    const float *row = hidden_->rows.data();  // decode_chunk checked there is one per output
+    for (int32_t k = 0; k < batch.n_tokens; ++k) {
+      if (!batch.logits[k]) continue;
+      const float *logits = llama_get_logits_ith(ctx_, k);
+      if constexpr (std::is_invocable_v<OnLogits, int32_t, const float *, const float *>) {
+        on_logits(items[start + k].want, logits, hidden ? row : nullptr);
+        row += hidden ? n_embd_ : 0;
+      } else {
+        on_logits(items[start + k].want, logits);
+      }
+    }
   }
 }
 
 template <class OnLogits>
 void Decoder::branches(std::vector<Item> &pending, const Tokens &prefix, const std::vector<Tokens> &branches, size_t g0,
-                       size_t g1, OnLogits on_last) {
+                       size_t g1, OnLogits on_last, bool hidden) {
   std::vector<Item> items;
   items.swap(pending);
   const llama_pos p0 = static_cast<llama_pos>(prefix.size());
@@ -101,5 +132,5 @@ void Decoder::branches(std::vector<Item> &pending, const Tokens &prefix, const s
     for (size_t i = 0; i < br.size(); ++i)
       items.push_back({br[i], p0 + static_cast<llama_pos>(i), seq, i + 1 == br.size() ? static_cast<int32_t>(b) : -1});
   }
-  decode(items, static_cast<int32_t>(g1 - g0), on_last);
+  decode(items, static_cast<int32_t>(g1 - g0), on_last, hidden);
 }

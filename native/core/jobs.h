@@ -29,6 +29,9 @@ struct ScoreJob {
   Tokens prefix;                 // may be empty
   std::vector<Tokens> branches;  // >= 1, each non-empty
   std::vector<Tokens> options;   // >= 1, each non-empty
+  // Return the final layer's hidden state, after the output norm, at each branch's last token
+  // (ScoreResult::hidden). Off: the decodes are as without the feature.
+  bool hidden = false;
 };
 
 // Copy spans of `source` after every branch: greedy decoding where the only tokens allowed are
@@ -99,6 +102,7 @@ struct JobStats {
 
 struct ScoreResult : JobStats {
   std::vector<float> logprobs;  // branches.size() x options.size(), row-major
+  std::vector<float> hidden;    // branches.size() x n_embd, row-major; empty unless the job asked
 };
 
 struct SpanResult : JobStats {

@@ -6,6 +6,8 @@ ScoreResult score_options(Decoder &d, const ScoreJob &job) {
   const size_t n_branch = job.branches.size(), n_opt = job.options.size();
   ScoreResult out;
   out.logprobs.assign(n_branch * n_opt, 0.f);
+  const size_t n_embd = static_cast<size_t>(d.n_embd());
+  if (job.hidden) out.hidden.resize(n_branch * n_embd);
   std::vector<Decoder::Item> pending = d.begin(job.prefix);
   out.cached_tokens = d.cached();
 
@@ -20,10 +22,14 @@ ScoreResult score_options(Decoder &d, const ScoreJob &job) {
 
   for (size_t g0 = 0; g0 < n_branch; g0 += group) {
     const size_t g1 = std::min(n_branch, g0 + group);
-    d.branches(pending, job.prefix, job.branches, g0, g1, [&](int32_t b, const float *logits) {
-      float lse = d.log_normalizer(logits);
-      for (size_t o = 0; o < n_opt; ++o) out.logprobs[b * n_opt + o] = logits[job.options[o][0]] - lse;
-    });
+    d.branches(
+        pending, job.prefix, job.branches, g0, g1,
+        [&](int32_t b, const float *logits, const float *hidden) {
+          float lse = d.log_normalizer(logits);
+          for (size_t o = 0; o < n_opt; ++o) out.logprobs[b * n_opt + o] = logits[job.options[o][0]] - lse;
+          if (hidden != nullptr) std::copy(hidden, hidden + n_embd, out.hidden.begin() + b * n_embd);
+        },
+        job.hidden);
 
     // Later tokens of multi-token options, one sequence per (branch, option) pair.
     std::vector<std::pair<size_t, size_t>> pairs;

@@ -15,6 +15,7 @@
 
 struct SlotPool::Slot {
   llama_context *ctx = nullptr;
+  HiddenCapture hidden;  // the context's eval callback reads and writes it on this slot's thread
   std::unique_ptr<Decoder> decoder;
   whisper_state *wstate = nullptr;     // made on the slot's first transcription
   whisper_vad_context *vad = nullptr;  // likewise, when a voice activity model is set
@@ -48,6 +49,7 @@ SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, D
       return flag != nullptr && flag->load(std::memory_order_relaxed);
     };
     p.abort_callback_data = &slot->abort_now;
+    slot->hidden.install(p);
     {
       BatchInvariantScope invariant;  // a probability is the same whatever else a decode holds
       slot->ctx = llama_init_from_model(model, p);
@@ -56,7 +58,7 @@ SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, D
       for (auto &s : slots_) llama_free(s->ctx);
       throw std::runtime_error("could not create llama context for slot " + std::to_string(i));
     }
-    slot->decoder = std::make_unique<Decoder>(slot->ctx, cfg.n_seq, prompts_.get());
+    slot->decoder = std::make_unique<Decoder>(slot->ctx, cfg.n_seq, prompts_.get(), &slot->hidden);
     slots_.push_back(std::move(slot));
   }
   counts_.slots = n_slots;

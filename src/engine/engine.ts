@@ -90,6 +90,8 @@ export interface Round {
 
 export class Engine {
   readonly info: ModelInfo;
+  /** The length of a score result's hidden state row (ScoreJob.hidden): the model's n_embd. */
+  readonly hiddenSize: number;
   /** Versions of the native libraries in the addon (whisper.cpp) and the CPU features in use. */
   readonly versions: { whisper: string; system: string };
   readonly capacity: number;
@@ -118,6 +120,7 @@ export class Engine {
     private readonly encoder: { native: NativeEncoder; dimensions: number } | undefined,
   ) {
     this.info = native.info();
+    this.hiddenSize = native.hiddenSize();
     this.versions = binding.versions();
     this.capacity = options.slots + options.queue;
     this.contextSize = options.contextSize;

@@ -2,8 +2,9 @@
 // no model. Tokens are character codes; a branch's score favours "Yes" when its text contains
 // "[true]"; a span job copies the source's first word (or nothing when a branch says "[none]").
 // Each job takes `delayMs`; `failures` jobs fail before the rest succeed. The encoder counts letters.
-// A transcription is two seconds of silence heard as "one two three four"; the speaker encoder
-// takes `speakerDelayMs` per call and hears one voice.
+// A score job that asks for hidden states gets, per branch, its token codes summed into
+// FAKE_HIDDEN_SIZE buckets. A transcription is two seconds of silence heard as "one two three
+// four"; the speaker encoder takes `speakerDelayMs` per call and hears one voice.
 import type {
   ChatMessage,
   LoadOptions,
@@ -20,6 +21,9 @@ import type {
   TranscribeJob,
   TranscribeResult,
 } from '../../src/binding.js';
+
+/** The fake model's hidden state length. */
+export const FAKE_HIDDEN_SIZE = 8;
 
 export interface FakeBehaviour {
   delayMs: number;
@@ -57,6 +61,9 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
           vocabSize: 65536,
           chatTemplate: null,
         };
+      }
+      hiddenSize(): number {
+        return FAKE_HIDDEN_SIZE;
       }
       tokenize(text: string): Int32Array {
         return Int32Array.from(text, (c) => c.codePointAt(0)! & 0xffff);
@@ -191,7 +198,12 @@ function score(job: ScoreJob): ScoreResult {
     });
   });
   const promptTokens = job.prefix.length + job.branches.reduce((n, b) => n + b.length, 0);
-  return { logprobs, promptTokens, cachedTokens: 0, decodeMs: 1 };
+  if (!job.hidden) return { logprobs, promptTokens, cachedTokens: 0, decodeMs: 1 };
+  const hidden = new Float32Array(job.branches.length * FAKE_HIDDEN_SIZE);
+  job.branches.forEach((branch, b) =>
+    branch.forEach((t, i) => (hidden[b * FAKE_HIDDEN_SIZE + (i % FAKE_HIDDEN_SIZE)]! += t)),
+  );
+  return { logprobs, hidden, promptTokens, cachedTokens: 0, decodeMs: 1 };
 }
 
 function spans(job: SpanJob): SpanResult {

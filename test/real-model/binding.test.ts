@@ -15,6 +15,7 @@ const binding = loadBinding();
 const ENGINE: Record<keyof NativeEngine, true> = {
   load: true,
   info: true,
+  hiddenSize: true,
   tokenize: true,
   applyTemplate: true,
   submit: true,

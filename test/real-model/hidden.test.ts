@@ -1,0 +1,99 @@
+// Hidden states from the engine (ScoreJob.hidden): the final layer's state after the output norm
+// at each branch's last token, returned beside the log-probabilities, on the real default model.
+import t from 'tap';
+import { Engine } from '../../src/engine/engine.js';
+import { loadBinding, type ScoreJob, type ScoreResult } from '../../src/binding.js';
+import { readF32Tensor } from '../helpers/gguf.js';
+import { testModelPath } from '../helpers/model.js';
+
+// As in determinism.test.ts: with Intel AMX kernels a lone token and a longer batch get other bits,
+// so a row is only held to the same bytes in another batch shape without them.
+const AMX = loadBinding().versions().system.includes('AMX_INT8 = 1');
+
+const modelPath = await testModelPath();
+const engine = await Engine.open({
+  modelPath,
+  slots: 1,
+  threads: 2,
+  queue: 2,
+  contextSize: 2048,
+  batchSize: 256,
+  promptCacheMiB: 64,
+});
+t.teardown(() => engine.close());
+
+const text = 'The Eiffel Tower is in Paris. It was completed in 1889 and is made of wrought iron.';
+const STATEMENTS = [' The tower is in Paris.', ' The tower is made of wood.', ' It was finished in 1889.'];
+const job = (statements: string[], hidden?: boolean, prompt = text): ScoreJob => ({
+  prefix: engine.tokenize(`Context: ${prompt}\nDoes the statement hold? Answer Yes or No.\nStatement:`),
+  branches: statements.map((s) => engine.tokenize(s)),
+  options: [engine.tokenize(' Yes'), engine.tokenize(' No')],
+  ...(hidden === undefined ? {} : { hidden }),
+});
+const score = async (j: ScoreJob): Promise<ScoreResult> => (await engine.score([j]))[0]!;
+const n = engine.hiddenSize;
+const row = (r: ScoreResult, b: number) => Buffer.from(r.hidden!.buffer, r.hidden!.byteOffset + b * n * 4, n * 4);
+const bytes = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+
+t.test('hiddenSize is the width of the model (its output norm)', async (t) => {
+  const gamma = await readF32Tensor(modelPath, 'output_norm.weight');
+  t.equal(n, gamma.length);
+});
+
+t.test('a job that asks gets branches x hiddenSize finite floats, one row per branch', async (t) => {
+  const r = await score(job(STATEMENTS, true));
+  t.equal(r.hidden!.length, STATEMENTS.length * n);
+  t.ok(r.hidden!.every(Number.isFinite), 'every value finite');
+  for (let a = 0; a < STATEMENTS.length; a++)
+    for (let b = a + 1; b < STATEMENTS.length; b++) t.not(row(r, a).compare(row(r, b)), 0, `rows ${a} and ${b} differ`);
+});
+
+t.test('asking changes no log-probability; a job that does not ask gets no hidden states', async (t) => {
+  const without = await score(job(STATEMENTS));
+  const asked = await score(job(STATEMENTS, true));
+  const off = await score(job(STATEMENTS, false));
+  t.equal(without.hidden, undefined);
+  t.equal(off.hidden, undefined);
+  t.same(bytes(asked.logprobs), bytes(without.logprobs), 'the same bytes with and without');
+  t.same(bytes(off.logprobs), bytes(without.logprobs));
+});
+
+t.test('rows are the output norm: each is a unit-RMS vector times the norm weight', async (t) => {
+  // result_norm = x / rms(x) * gamma, so (h / gamma) has a mean square of 1 (less llama.cpp's eps).
+  const gamma = await readF32Tensor(modelPath, 'output_norm.weight');
+  const r = await score(job(STATEMENTS, true));
+  for (let b = 0; b < STATEMENTS.length; b++) {
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += (r.hidden![b * n + i]! / gamma[i]!) ** 2;
+    t.ok(Math.abs(sum / n - 1) < 1e-3, `row ${b}: mean square ${sum / n}`);
+  }
+});
+
+t.test('many branches (two decode groups) and a multi-token option keep one row per branch', async (t) => {
+  // A two-token option halves the group of branches decoded together (scoring.cpp): 20 branches
+  // take two groups, and the option's own decodes ask for no hidden state.
+  const statements = Array.from({ length: 20 }, (_, i) => ` Statement number ${i + 1} holds.`);
+  const multi = { ...job(statements, true), options: [engine.tokenize(' Yes'), engine.tokenize(' Not at all')] };
+  const r = await score(multi);
+  t.equal(r.hidden!.length, statements.length * n);
+  const alone = await score({ ...multi, branches: [multi.branches[13]!] });
+  const plain = await score({ ...multi, hidden: false });
+  t.same(bytes(plain.logprobs), bytes(r.logprobs), 'asking changes no log-probability');
+  if (!AMX) t.same(row(alone, 0), row(r, 13), 'branch 13 alone has the row it has among 20');
+});
+
+t.test(
+  "a branch's row has the same bytes alone or among others, whatever ran before",
+  { skip: AMX && 'this build has AMX kernels' },
+  async (t) => {
+    const all = await score(job(STATEMENTS, true));
+    await score(job([' Something else entirely.'], true, 'A different text about the weather in Oslo.'));
+    for (let b = 0; b < STATEMENTS.length; b++) {
+      const alone = await score(job([STATEMENTS[b]!], true));
+      t.same(row(alone, 0), row(all, b), `branch ${b}`);
+      await score(job(STATEMENTS.slice(0, b + 1).reverse(), false));
+    }
+    const again = await score(job(STATEMENTS, true));
+    t.same(bytes(again.hidden!), bytes(all.hidden!), 'the whole job again, after the others');
+  },
+);
