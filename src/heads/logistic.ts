@@ -70,6 +70,7 @@ export class Projected {
   constructor(
     readonly examples: Example[],
     seed = 1,
+    most = RANK,
   ) {
     const n = (this.n = examples.length);
     const d = (this.dim = examples[0]!.hidden.length);
@@ -91,7 +92,7 @@ export class Projected {
     examples.forEach((e, i) => {
       for (let j = 0; j < d; j++) x[i * d + j] = (e.hidden[j]! - this.mean[j]!) * this.scale[j]!;
     });
-    const r = (this.rank = Math.max(1, Math.min(RANK, n - 1, d)));
+    const r = (this.rank = Math.max(1, Math.min(most, n - 1, d)));
     // Randomized range finder with one power iteration: Q spans X's top r left singular vectors.
     const random = gaussian(seed);
     const omega = Float64Array.from({ length: d * r }, random);

@@ -1,0 +1,142 @@
+// Fitted heads on the real model: a deployment whose labels mean something other than the model
+// reads in their names ("red" for texts about the sea, "blue" for texts about fire) fits a head
+// on 8 examples of each; the route then decides its way, names the head in x-decision-head, and
+// `GET /` lists it. A head fitted on another model's sha256 is refused with a message naming it.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Engine } from '../../src/engine/engine.js';
+import { decisions } from '../../src/service.js';
+import { routes } from '../../src/http/routes.js';
+import { serve } from '../../src/http/uws.js';
+import { createLogger } from '../../src/log.js';
+import { openStore } from '../../src/store/store.js';
+import { fitHeads, parseExamples } from '../../src/heads/fit.js';
+import { Heads } from '../../src/heads/heads.js';
+import { testModelPath } from '../helpers/model.js';
+
+const SEA = [
+  'The waves crashed against the harbour wall all night.',
+  'We sailed past the lighthouse as the tide went out.',
+  'Dolphins followed the boat across the bay.',
+  'Salt spray covered the deck of the fishing trawler.',
+  'The coral reef lies ten metres below the surface.',
+  'A storm at sea tore the sails of the yacht.',
+  'The ferry crossed the strait in choppy water.',
+  'Seagulls circled over the beach at low tide.',
+  'Whales were spotted off the coast this morning.',
+  'The divers explored a shipwreck on the ocean floor.',
+];
+const FIRE = [
+  'Flames spread through the dry forest overnight.',
+  'The firefighters put out the blaze in the warehouse.',
+  'Smoke rose from the burning barn across the field.',
+  'The campfire crackled and sent sparks into the air.',
+  'A chimney fire damaged the roof of the cottage.',
+  'Embers from the bonfire set the hedge alight.',
+  'The kitchen filled with smoke when the pan caught fire.',
+  'Wildfires forced hundreds of families to leave their homes.',
+  'The candle tipped over and the curtains went up in flames.',
+  'Firefighters fought the blaze at the paint factory for hours.',
+];
+const LABELS = ['red', 'blue'];
+const MODEL = 'a'.repeat(64);
+
+const line = (text: string, label: string) => JSON.stringify({ cap: 'classify', req: { text, labels: LABELS }, expect: { label } });
+const train = [...SEA.slice(0, 8).map((s) => line(s, 'red')), ...FIRE.slice(0, 8).map((s) => line(s, 'blue'))].join('\n');
+
+const engine = await Engine.open({
+  modelPath: await testModelPath(),
+  slots: 1,
+  threads: 2,
+  queue: 4,
+  contextSize: 2048,
+  batchSize: 256,
+  promptCacheMiB: 64,
+});
+t.teardown(() => engine.close());
+const dir = mkdtempSync(join(tmpdir(), 'dm-heads-'));
+const store = await openStore(join(dir, 'heads.db'));
+t.teardown(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const reports = await fitHeads(engine, parseExamples(train), { store, model: MODEL });
+const warnings: string[] = [];
+const heads = await Heads.open(store, MODEL, engine.hiddenSize, (m) => warnings.push(m));
+t.teardown(() => heads.close());
+const headed = await serve(routes(decisions(engine, heads)), {
+  host: '127.0.0.1',
+  port: 0,
+  maxBodyBytes: 64 * 1024,
+  log: createLogger('silent'),
+});
+t.teardown(() => headed.close());
+const url = `http://127.0.0.1:${headed.port}`;
+
+const classify = async (text: string) => {
+  const res = await fetch(`${url}/v1/decision-machine-1/classify`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text, labels: LABELS }),
+  });
+  return { head: res.headers.get('x-decision-head'), body: (await res.json()) as { label: string; scores: Record<string, number> } };
+};
+
+t.test('fit reports and stores one head for the label set', async (t) => {
+  t.equal(reports.length, 1);
+  const [r] = reports;
+  t.equal(r!.examples, 16);
+  t.equal(r!.stored, true, r!.note);
+  t.ok(r!.fitted! > r!.zeroShot!, `cross-validated: fitted ${r!.fitted} over zero-shot ${r!.zeroShot}`);
+  t.same((await store.listHeads()).map((h) => h.id), [r!.id]);
+});
+
+t.test('the route decides held-out texts the deployment way and names the head', async (t) => {
+  const zeroShot = decisions(engine).classify;
+  for (const [text, want] of [
+    [SEA[8]!, 'red'],
+    [SEA[9]!, 'red'],
+    [FIRE[8]!, 'blue'],
+    [FIRE[9]!, 'blue'],
+  ] as const) {
+    const r = await classify(text);
+    t.equal(r.body.label, want, text);
+    t.equal(r.head, reports[0]!.id);
+    t.same(Object.keys(r.body.scores), LABELS, 'the response keeps its shape and label order');
+  }
+  // The zero-shot reading takes the names at their word somewhere among these.
+  const wrong = await Promise.all(
+    [SEA[8]!, SEA[9]!, FIRE[8]!, FIRE[9]!].map(async (text, i) => {
+      const r = (await zeroShot.run({ text, labels: LABELS })).body as { label: string };
+      return r.label !== (i < 2 ? 'red' : 'blue');
+    }),
+  );
+  t.ok(wrong.some(Boolean), 'zero-shot gets at least one of them wrong');
+});
+
+t.test('a request with another label set is not decided by the head', async (t) => {
+  const res = await fetch(`${url}/v1/decision-machine-1/classify`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ text: SEA[8], labels: ['red', 'blue', 'green'] }),
+  });
+  t.equal(res.status, 200);
+  t.equal(res.headers.get('x-decision-head'), null);
+});
+
+t.test('GET / lists the heads in use', async (t) => {
+  const root = (await (await fetch(`${url}/`)).json()) as { heads: { id: string; examples: number }[] };
+  t.same(root.heads, [{ id: reports[0]!.id, capability: 'classify', examples: 16 }]);
+});
+
+t.test('a head fitted on another model is refused with a message naming it', async (t) => {
+  const other: string[] = [];
+  const elsewhere = await Heads.open(store, 'b'.repeat(64), engine.hiddenSize, (m) => other.push(m));
+  elsewhere.close();
+  t.same(elsewhere.list(), []);
+  t.match(other.join('\n'), new RegExp(`head ${reports[0]!.id} was fitted on model sha256 aaaaaaaaaaaa.*refit it`));
+  t.same(warnings, [], 'the right model loads it without a word');
+});
