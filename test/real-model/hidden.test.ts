@@ -80,6 +80,7 @@ t.test(
       (_, i) => ` Statement number ${i + 1} holds, and the tower has stood in Paris since the year 1889.`,
     );
     const multi = { ...job(statements, true), options: [engine.tokenize(' Yes'), engine.tokenize(' Not at all')] };
+    t.ok(16 * Math.min(...multi.branches.map((b) => b.length)) > 256, 'a group is more than one batch');
     const r = await score(multi);
     t.equal(r.hidden!.length, statements.length * n);
     const alone = await score({ ...multi, branches: [multi.branches[13]!] });
