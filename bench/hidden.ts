@@ -1,30 +1,57 @@
 // What asking for hidden states (ScoreJob.hidden) costs: the same yes-no score jobs side by side
 // with and without, time on the slot (decodeMs) p50. Two cases: a fresh 300-character text (the
 // prefix is prefilled) and the same text again (only the branches are decoded: where the extra
-// pause of the graph at the output norm weighs most). Each run times both side by side, so the
-// median of the runs' ratios (with / without) holds up on a machine shared with other work better
-// than the ratio of the p50s. Writes bench/results/hidden.json.
+// pause of the graph at the output norm weighs most). With --before, also on another build of the
+// addon (one from before hidden states, whose contexts have no eval callback), loaded in the same
+// process: what a job that does not ask pays for the feature. Each run times every variant side by
+// side, so the median of the runs' ratios holds up on a machine shared with other work better than
+// the ratio of the p50s. Writes bench/results/hidden.json.
 //
-//   node dist/bench/hidden.js [--runs 30] [--threads N] [--model-path FILE]
+//   node dist/bench/hidden.js [--runs 30] [--threads N] [--before ADDON.node] [--model-path FILE]
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { loadBinding, type NativeBinding, type NativeEngine, type ScoreResult } from '../src/binding.js';
 import { loadConfig } from '../src/config.js';
-import { Engine } from '../src/engine/engine.js';
 import { resolveModel } from '../src/models/store.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '30' }, threads: { type: 'string' }, 'model-path': { type: 'string' } },
+  options: {
+    runs: { type: 'string', default: '30' },
+    threads: { type: 'string' },
+    before: { type: 'string' },
+    'model-path': { type: 'string' },
+  },
 });
 const runs = Number(values.runs);
 const config = loadConfig(process.env, values['model-path'] ? { modelPath: values['model-path'] } : {});
 const modelPath = await resolveModel(config.model, { path: config.modelPath });
-// One slot: every job runs alone, so its decodeMs is its own.
-const { contextSize, batchSize, promptCacheMiB } = config;
 const threads = Number(values.threads ?? config.threads);
-const engine = await Engine.open({ modelPath, slots: 1, threads, queue: 2, contextSize, batchSize, promptCacheMiB });
 
+// One slot per engine: every job runs alone, so its decodeMs is its own.
+async function openEngine(binding: NativeBinding): Promise<NativeEngine> {
+  const native = new binding.Engine();
+  const { contextSize, batchSize, promptCacheMiB } = config;
+  await native.load({
+    modelPath,
+    slots: 1,
+    threads,
+    contextSize,
+    batchSize,
+    sequences: 33,
+    promptCacheMiB,
+    borrowTexts: false,
+  });
+  return native;
+}
+const engine = await openEngine(loadBinding());
+const before = values.before
+  ? await openEngine(createRequire(import.meta.url)(values.before) as NativeBinding)
+  : undefined;
+
+const tokenize = (text: string) => engine.tokenize(text, false, false);
 function text300(i: number): string {
   const base = `Update ${i}: the order for client ${1000 + i} was reviewed on day ${(i % 28) + 1}. The team confirmed the order details, noted two open questions about dates and amounts, and agreed to send a summary to the client before Friday. No further action is needed from finance at this point. `;
   return base.slice(0, 300);
@@ -35,53 +62,74 @@ const STATEMENTS = [
   ' There are open questions.',
   ' The review is finished.',
 ];
-const options = [engine.tokenize(' Yes'), engine.tokenize(' No')];
+const options = [tokenize(' Yes'), tokenize(' No')];
 const prefixOf = (i: number) =>
-  engine.tokenize(
-    `Decide whether the statement holds for the text. Answer Yes or No.\nText: ${text300(i)}\nStatement:`,
-  );
+  tokenize(`Decide whether the statement holds for the text. Answer Yes or No.\nText: ${text300(i)}\nStatement:`);
 
-async function decodeMs(prefix: Int32Array, branches: number, hidden: boolean): Promise<number> {
-  const job = { prefix, branches: STATEMENTS.slice(0, branches).map((s) => engine.tokenize(s)), options, hidden };
-  return (await engine.score([job]))[0]!.decodeMs;
+type Variant = 'before' | 'without' | 'with';
+const variants: Variant[] = before ? ['before', 'without', 'with'] : ['without', 'with'];
+async function decodeMs(variant: Variant, prefix: Int32Array, branches: number): Promise<number> {
+  const job = {
+    kind: 'score' as const,
+    prefix,
+    branches: STATEMENTS.slice(0, branches).map(tokenize),
+    options,
+    ...(variant === 'with' ? { hidden: true } : {}),
+  };
+  const native = variant === 'before' ? before! : engine;
+  return ((await native.submit(job).result) as ScoreResult).decodeMs;
 }
 
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const pairedRatio = ({ off, on }: { off: number[]; on: number[] }) => p50(on.map((ms, i) => ms / off[i]!));
-const cases: Record<string, { off: number[]; on: number[] }> = {};
-const record = (name: string, hidden: boolean, ms: number) =>
-  (cases[name] ??= { off: [], on: [] })[hidden ? 'on' : 'off'].push(ms);
+const cases: Record<string, Record<Variant, number[]>> = {};
+const record = (name: string, variant: Variant, ms: number) =>
+  (cases[name] ??= { before: [], without: [], with: [] })[variant].push(ms);
 
-await decodeMs(prefixOf(-1), 4, true); // warm-up
+for (const v of variants) await decodeMs(v, prefixOf(-1), 4); // warm-up
+let texts = 0;
 for (let i = 0; i < runs; i++) {
   for (const branches of [1, 4]) {
-    // Alternate which goes first, so neither always follows the other; each has a text of its own.
-    for (const hidden of i % 2 ? [true, false] : [false, true]) {
-      const prefix = prefixOf(2 * (i * 8 + branches) + (hidden ? 1 : 0));
-      record(`fresh text, ${branches} statement(s)`, hidden, await decodeMs(prefix, branches, hidden));
-      record(`cached text, ${branches} statement(s)`, hidden, await decodeMs(prefix, branches, hidden));
+    // The order turns from run to run, so no variant always follows another; each has a text of its own.
+    for (let k = 0; k < variants.length; k++) {
+      const variant = variants[(i + k) % variants.length]!;
+      const prefix = prefixOf(texts++);
+      record(`fresh text, ${branches} statement(s)`, variant, await decodeMs(variant, prefix, branches));
+      record(`cached text, ${branches} statement(s)`, variant, await decodeMs(variant, prefix, branches));
     }
   }
 }
-await engine.close();
+const hiddenSize = engine.hiddenSize();
+const model = engine.info().description;
+engine.close();
+before?.close();
 
+const ratio = (a: number[], b: number[]) => p50(a.map((ms, i) => ms / b[i]!));
 const report = {
-  model: engine.info.description,
-  threads: threads,
+  model,
+  threads,
   runs,
-  hiddenSize: engine.hiddenSize,
+  hiddenSize,
+  before: values.before ?? null,
   cases: Object.fromEntries(
     Object.entries(cases).map(([name, c]) => [
       name,
-      { offP50Ms: p50(c.off), onP50Ms: p50(c.on), ratioOfP50s: p50(c.on) / p50(c.off), medianRatio: pairedRatio(c) },
+      {
+        withoutP50Ms: p50(c.without),
+        withP50Ms: p50(c.with),
+        withOverWithout: ratio(c.with, c.without),
+        ...(before ? { beforeP50Ms: p50(c.before), withoutOverBefore: ratio(c.without, c.before) } : {}),
+      },
     ]),
   ),
 };
 console.log(
-  `| hidden states (${report.model}, ${runs} runs, 1 slot x ${threads} threads) | without p50 | with p50 | median ratio |`,
+  `| ${model}, ${runs} runs, 1 slot x ${threads} threads, p50 ms (median ratio) |${before ? ' before |' : ''} without | with |`,
 );
-console.log('|---|---|---|---|');
-for (const [name, c] of Object.entries(report.cases))
-  console.log(`| ${name} | ${c.offP50Ms.toFixed(1)} ms | ${c.onP50Ms.toFixed(1)} ms | ${c.medianRatio.toFixed(3)} |`);
+console.log(`|---|${before ? '---|' : ''}---|---|`);
+for (const [name, c] of Object.entries(report.cases)) {
+  const b = before ? ` ${c.beforeP50Ms!.toFixed(1)} |` : '';
+  const without = `${c.withoutP50Ms.toFixed(1)}${before ? ` (${c.withoutOverBefore!.toFixed(3)}x before)` : ''}`;
+  console.log(`| ${name} |${b} ${without} | ${c.withP50Ms.toFixed(1)} (${c.withOverWithout.toFixed(3)}x without) |`);
+}
 mkdirSync(`${root}bench/results`, { recursive: true });
 writeFileSync(`${root}bench/results/hidden.json`, `${JSON.stringify(report, null, 2)}\n`);
