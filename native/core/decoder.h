@@ -10,7 +10,8 @@
 
 // The model's final hidden state (the last layer's, after the output norm: the vector the logits
 // are read from) at a decode's output rows, copied by the context's eval callback while `on`.
-// llama_set_embeddings would not do: it makes every token of a batch an output. With `on` false
+// (llama_set_embeddings would not do: it makes every token of a batch an output, each then costing
+// its vocabulary projection.) With `on` false
 // the callback asks for no tensor and the graph is computed in one go, as with no callback.
 struct HiddenCapture {
   bool on = false;
@@ -58,9 +59,10 @@ class Decoder {
   void reset();
 
   // Decodes items in chunks of at most n_batch tokens and n_outputs logits rows; after each
-  // chunk calls on_logits(want, logits) for every item that wants them, or, when `hidden`,
-  // on_logits(want, logits, row) with the item's hidden state (n_embd floats). Throws Cancelled
-  // (the context's abort callback stopped the decode) or std::runtime_error.
+  // chunk calls on_logits(want, logits) for every item that wants them. An on_logits taking a
+  // third argument gets the item's hidden state there (n_embd floats) when `hidden`, null
+  // otherwise. Throws Cancelled (the context's abort callback stopped the decode) or
+  // std::runtime_error.
   template <class OnLogits>
   void decode(const std::vector<Item> &items, int32_t n_shared, OnLogits on_logits, bool hidden = false);
 

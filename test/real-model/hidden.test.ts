@@ -69,18 +69,26 @@ t.test('rows are the output norm: each is a unit-RMS vector times the norm weigh
   }
 });
 
-t.test('many branches (two decode groups) and a multi-token option keep one row per branch', async (t) => {
-  // A two-token option halves the group of branches decoded together (scoring.cpp): 20 branches
-  // take two groups, and the option's own decodes ask for no hidden state.
-  const statements = Array.from({ length: 20 }, (_, i) => ` Statement number ${i + 1} holds.`);
-  const multi = { ...job(statements, true), options: [engine.tokenize(' Yes'), engine.tokenize(' Not at all')] };
-  const r = await score(multi);
-  t.equal(r.hidden!.length, statements.length * n);
-  const alone = await score({ ...multi, branches: [multi.branches[13]!] });
-  const plain = await score({ ...multi, hidden: false });
-  t.same(bytes(plain.logprobs), bytes(r.logprobs), 'asking changes no log-probability');
-  if (!AMX) t.same(row(alone, 0), row(r, 13), 'branch 13 alone has the row it has among 20');
-});
+t.test(
+  'many long branches (two groups, several decodes each) and a multi-token option: one row per branch',
+  async (t) => {
+    // A two-token option halves the group of branches decoded together (scoring.cpp): 20 branches
+    // take two groups, and the option's own decodes ask for no hidden state. 16 branches of ~20
+    // tokens are more than a batch (256): a group's rows come from two llama_decode calls.
+    const statements = Array.from(
+      { length: 20 },
+      (_, i) => ` Statement number ${i + 1} holds, and the tower has stood in Paris since the year 1889.`,
+    );
+    const multi = { ...job(statements, true), options: [engine.tokenize(' Yes'), engine.tokenize(' Not at all')] };
+    t.ok(16 * Math.min(...multi.branches.map((b) => b.length)) > 256, 'a group is more than one batch');
+    const r = await score(multi);
+    t.equal(r.hidden!.length, statements.length * n);
+    const alone = await score({ ...multi, branches: [multi.branches[13]!] });
+    const plain = await score({ ...multi, hidden: false });
+    t.same(bytes(plain.logprobs), bytes(r.logprobs), 'asking changes no log-probability');
+    if (!AMX) t.same(row(alone, 0), row(r, 13), 'branch 13 alone has the row it has among 20');
+  },
+);
 
 t.test(
   "a branch's row has the same bytes alone or among others, whatever ran before",

@@ -1,0 +1,24 @@
+// Hidden states through the engine (ScoreJob.hidden), against the fake binding: the engine tells
+// their width and hands the job's choice to the addon and its rows back, untouched.
+import t from 'tap';
+import { Engine } from '../../src/engine/engine.js';
+import { FAKE_HIDDEN_SIZE, fakeBinding } from '../helpers/fake-binding.js';
+import { SMALL } from '../helpers/server.js';
+
+const job = {
+  prefix: Int32Array.of(1, 2),
+  branches: [Int32Array.of(3), Int32Array.of(4, 5)],
+  options: [Int32Array.of(6)],
+};
+
+t.test("hiddenSize is the binding's, and a job gets hidden rows only when it asks", async (t) => {
+  const engine = await Engine.open({ ...SMALL, modelPath: 'fake' }, fakeBinding({ delayMs: 1 }));
+  t.teardown(() => engine.close());
+  t.equal(engine.hiddenSize, FAKE_HIDDEN_SIZE);
+  const [asked, plain, off] = await engine.score([{ ...job, hidden: true }, job, { ...job, hidden: false }]);
+  t.equal(asked!.hidden!.length, job.branches.length * FAKE_HIDDEN_SIZE, 'branches x hiddenSize');
+  t.equal(asked!.hidden![FAKE_HIDDEN_SIZE + 1], 5, "the second branch's row, as the binding wrote it");
+  t.equal(plain!.hidden, undefined);
+  t.equal(off!.hidden, undefined);
+  t.same(asked!.logprobs, plain!.logprobs);
+});
