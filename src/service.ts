@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { Engine } from './engine/engine.js';
 import { Opened, openCapabilities } from './decisions/capabilities.js';
 import { Chat } from './decisions/chat.js';
+import { SystemOne } from './decisions/systemone.js';
 import { resolveModel, storeOptions } from './models/store.js';
 import { DEFAULT_SPEAKER_MODEL, findModel } from './models/manifest.js';
 import { Transcription } from './audio/transcription.js';
@@ -65,6 +66,7 @@ export function decisions(engine: Engine, heads?: Heads): Service {
     engine,
     capabilities: bound,
     chat: new Chat(engine, opened.classify, opened.extract),
+    systemOne: new SystemOne(engine, opened.heads),
     heads,
   };
 }

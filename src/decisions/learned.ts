@@ -10,14 +10,21 @@ export type Definition =
   | { capability: 'classify'; labels: Label[] }
   | { capability: 'rate'; scale: string[] };
 
+/**
+ * Each text's probabilities over the definition's outcomes (yes-no: [false, true]; classify: the
+ * labels in `outcomes` order; rate: the levels), by the head named `head`.
+ */
+export interface LearnedDecision {
+  head: string;
+  outcomes: string[];
+  probabilities: number[][];
+  promptTokens: number;
+}
+
 export interface Learned {
-  /**
-   * Each text's probabilities over the definition's outcomes (yes-no: [false, true]; classify:
-   * the labels in `outcomes` order; rate: the levels), decided by its fitted head.
-   */
   decide(
     definition: Definition,
     texts: string[],
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
-  ): Promise<{ head: string; outcomes: string[]; probabilities: number[][]; promptTokens: number } | undefined>;
+  ): Promise<LearnedDecision | undefined>;
 }

@@ -14,6 +14,7 @@ import { argmax, normalise } from './distribution.js';
 import { calibrated, CONTENT_FREE_TEXT } from './label-priors.js';
 import { claimLine, Prompt } from './prompt.js';
 import { Reader } from './windows.js';
+import type { Definition, Learned, LearnedDecision } from './learned.js';
 
 export type SystemOneAnswer =
   | { type: 'noul'; noul: number }
@@ -56,7 +57,10 @@ export class SystemOne {
   private readonly yesNo: Int32Array[];
   private readonly digits: Int32Array[];
 
-  constructor(private readonly engine: Engine) {
+  constructor(
+    private readonly engine: Engine,
+    private readonly heads?: Learned,
+  ) {
     this.prompt = new Prompt(engine, SYSTEM);
     this.reader = new Reader(engine);
     this.yesNo = [...YES, ...NO].map((o) => this.prompt.option(o));
@@ -65,7 +69,12 @@ export class SystemOne {
 
   /** The answers for each state, in order: one job per state, all in one engine session. */
   async run(states: Content[], questions: Record<string, Question>, signal?: AbortSignal): Promise<Billed<Answers[]>> {
-    const asked = Object.entries(questions).map(([id, q]) => this.ask(id, q));
+    const texts = states.map(render);
+    // A question whose decision has a fitted head is answered by it; the others are read as usual.
+    const learned = await this.learned(questions, texts, (jobs) => this.engine.score(jobs, signal));
+    const asked = Object.entries(questions)
+      .filter(([id]) => !learned.has(id))
+      .map(([id, q]) => this.ask(id, q));
     // The union of every question's options; each question keeps the indices of its own.
     const union = new Map<string, number>();
     const options: Int32Array[] = [];
@@ -76,8 +85,7 @@ export class SystemOne {
         return union.get(key)!;
       }),
     );
-    const texts = states.map(render);
-    const jobs = texts.map((text) => ({
+    const jobs = (asked.length === 0 ? [] : texts).map((text) => ({
       prefix: this.prompt.prefix(text === '' ? '' : `Text: ${this.reader.sample(text).text}\n\n`),
       branches: asked.map((a) => a.branch),
       options,
@@ -86,27 +94,50 @@ export class SystemOne {
       (run) => Promise.all([run.score(jobs), Promise.all(this.priorsOf(asked, run))]),
       signal,
     );
-    const body = scored.map((r) =>
-      Object.fromEntries(
-        asked.map((a, b) => [
-          a.id,
-          answer(
-            a.question,
-            priors[b]
-              ? calibrated(row(r, b, options.length, picks[b]!), priors[b]!)
-              : row(r, b, options.length, picks[b]!),
-          ),
-        ]),
-      ),
-    );
+    const body = texts.map((_, s) => {
+      const read = Object.fromEntries(
+        asked.map((a, b) => {
+          const r = scored[s]!;
+          const logprobs = priors[b]
+            ? calibrated(row(r, b, options.length, picks[b]!), priors[b]!)
+            : row(r, b, options.length, picks[b]!);
+          return [a.id, answer(a.question, logprobs)];
+        }),
+      );
+      return Object.fromEntries(
+        Object.entries(questions).map(([id, q]) => {
+          const l = learned.get(id);
+          return [id, l ? learnedAnswer(q, l.outcomes, l.probabilities[s]!) : read[id]!];
+        }),
+      );
+    });
+    const heads = [...new Set([...learned.values()].map((l) => l.head))];
     return {
       body,
       inputChars:
         charsOf(texts) +
         asked.reduce((n, a) => n + render(a.question.instructions ?? '').length + criteriaChars(a.question), 0) *
           states.length,
-      inputTokens: scored.reduce((n, r) => n + r.promptTokens, 0),
+      inputTokens:
+        scored.reduce((n, r) => n + r.promptTokens, 0) + [...learned.values()].reduce((n, l) => n + l.promptTokens, 0),
+      ...(heads.length > 0 ? { heads } : {}),
     };
+  }
+
+  /** The questions a fitted head answers: noul as yes-no, choice as classify, score as rate. */
+  private async learned(
+    questions: Record<string, Question>,
+    texts: string[],
+    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+  ): Promise<Map<string, LearnedDecision>> {
+    const out = new Map<string, LearnedDecision>();
+    if (!this.heads) return out;
+    for (const [id, q] of Object.entries(questions)) {
+      const definition = definitionOf(q);
+      const decided = definition && (await this.heads.decide(definition, texts, score));
+      if (decided) out.set(id, decided);
+    }
+    return out;
   }
 
   /** Per question, its options' log-probabilities after a content-free text (choice questions only). */
@@ -171,6 +202,39 @@ export class SystemOne {
     const text = `Question: ${instructions ?? 'Which level fits the text?'}\nScale from 0 (lowest) to ${top} (highest):\n${levels}\n\nThe level:`;
     return { id, question: q, branch: this.prompt.branch(text), options: this.digits.slice(0, q.criteria.length) };
   }
+}
+
+/** The capability decision a question asks, as a fitted head knows it; a noul asking nothing has none. */
+function definitionOf(q: Question): Definition | undefined {
+  if (q.type === 'noul') {
+    if (q.instructions == null) return undefined;
+    return {
+      capability: 'yes-no',
+      statement: render(q.instructions),
+      ...(q.criteria?.true != null ? { when_true: render(q.criteria.true) } : {}),
+      ...(q.criteria?.false != null ? { when_false: render(q.criteria.false) } : {}),
+    };
+  }
+  if (q.type === 'choice') {
+    const labels = Object.entries(q.criteria).map(([name, d]) =>
+      d == null ? { name } : { name, description: render(d) },
+    );
+    return { capability: 'classify', labels };
+  }
+  return { capability: 'rate', scale: q.criteria.map(render) };
+}
+
+/** A question's answer from a head's probabilities over its outcomes (yes-no: [false, true]). */
+function learnedAnswer(q: Question, outcomes: string[], p: number[]): SystemOneAnswer {
+  if (q.type === 'noul') return { type: 'noul', noul: p[1]! };
+  if (q.type === 'choice') {
+    const byName = new Map(outcomes.map((name, k) => [name, p[k]!]));
+    return answer(
+      q,
+      Object.keys(q.criteria).map((name) => Math.log(byName.get(name)!)),
+    );
+  }
+  return answer(q, p.map(Math.log));
 }
 
 /** Text as given; a JSON object or array as compact JSON. */

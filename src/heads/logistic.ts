@@ -171,7 +171,7 @@ export function fit(p: Projected, rows: number[], outcomes: number, strength: nu
         if (v > max) max = v;
       }
       let sum = 0;
-      for (let k = 0; k < K; k++) sum += (z[k] = Math.exp(z[k]! - max));
+      for (let k = 0; k < K; k++) sum += z[k] = Math.exp(z[k]! - max);
       const label = p.examples[i]!.label;
       for (let k = 0; k < K; k++) {
         const g = (z[k]! / sum - (k === label ? 1 : 0)) / m;

@@ -41,7 +41,10 @@ export function classifySignature(labels: Label[]): Signature {
   const sorted = [...labels]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .map((l) => (l.description ? { name: l.name, description: l.description } : { name: l.name }));
-  return signature({ capability: 'classify', labels: sorted }, sorted.map((l) => l.name));
+  return signature(
+    { capability: 'classify', labels: sorted },
+    sorted.map((l) => l.name),
+  );
 }
 
 export function rateSignature(scale: string[]): Signature {

@@ -19,7 +19,7 @@ import { parseJson } from './json.js';
 import { guarded } from './guard.js';
 import { itemsOf, modelRoute } from './model-route.js';
 import type { Route } from './types.js';
-import { SystemOne } from '../decisions/systemone.js';
+import type { SystemOne } from '../decisions/systemone.js';
 import { systemOneRoutes } from './systemone.js';
 import { IMAGES_UNSUPPORTED } from '../api/systemone.js';
 
@@ -31,6 +31,8 @@ export type Service = Decisions & {
   /** The capability table opened on `engine`, in order. */
   capabilities: Bound[];
   chat: Chat;
+  /** The System One routes' decisions (noul, choice, score questions). */
+  systemOne: SystemOne;
   /** The fitted heads the decisions apply, when a store holds them. */
   heads?: Heads;
   /** POST /v1/audio/transcribe, when a whisper model is loaded. */
@@ -101,7 +103,7 @@ export function routes(service: Service, gate: Gate = new Gate()): Route[] {
     },
     ...service.capabilities.map((c) => decision(c, service.engine)),
     chatCompletions(service.chat, service.engine),
-    ...systemOneRoutes(new SystemOne(service.engine), service.engine),
+    ...systemOneRoutes(service.systemOne, service.engine),
     ...(service.transcription ? audioRoutes(service.transcription) : []),
   ];
   return all.map((route) => (route.path.startsWith('/v1/') ? guarded(route, gate) : route));

@@ -79,5 +79,9 @@ function usage(inputTokens: number) {
 }
 
 function reply(body: unknown, out: Billed<unknown>): ModelReply {
-  return { body, billing: { inputChars: out.inputChars, inputTokens: out.inputTokens } };
+  return {
+    body,
+    billing: { inputChars: out.inputChars, inputTokens: out.inputTokens },
+    ...(out.heads ? { headers: { 'x-decision-head': out.heads.join(',') } } : {}),
+  };
 }

@@ -17,7 +17,14 @@ function random(seed: number): () => number {
 }
 
 /** n readings of `k` outcomes in `dim` dimensions: the outcome shifts `informative` dimensions. */
-function readings(n: number, k: number, dim: number, informative: boolean, base: (label: number) => number[], seed: number) {
+function readings(
+  n: number,
+  k: number,
+  dim: number,
+  informative: boolean,
+  base: (label: number) => number[],
+  seed: number,
+) {
   const r = random(seed);
   return Array.from({ length: n }, (_, i): Example => {
     const label = i % k;
@@ -32,7 +39,15 @@ t.test('a head learns outcomes the zero-shot reading cannot tell apart', async (
   const train = readings(80, 4, 32, true, flat(4), 1);
   const test = readings(80, 4, 32, true, flat(4), 2);
   const p = new Projected(train);
-  const params = p.params(fit(p, train.map((_, i) => i), 4, 0.01), 4);
+  const params = p.params(
+    fit(
+      p,
+      train.map((_, i) => i),
+      4,
+      0.01,
+    ),
+    4,
+  );
   const right = test.filter((e) => argmax(headScores(params, e.hidden, e.base)) === e.label).length;
   t.ok(right / test.length > 0.9, `test accuracy ${right}/${test.length}`);
   // Stored and read back, the head decides the same.
@@ -43,8 +58,20 @@ t.test('a head learns outcomes the zero-shot reading cannot tell apart', async (
 t.test('with no weights a head decides as the zero-shot reading', async (t) => {
   const train = readings(40, 2, 16, false, (l) => (l === 1 ? [-2, -0.1] : [-0.1, -2]), 3);
   const p = new Projected(train);
-  const params = p.params(fit(p, train.map((_, i) => i), 2, Infinity), 2);
-  t.same(Array.from(params.weights).filter((w) => w !== 0), [], 'Infinity fits the bias alone');
+  const params = p.params(
+    fit(
+      p,
+      train.map((_, i) => i),
+      2,
+      Infinity,
+    ),
+    2,
+  );
+  t.same(
+    Array.from(params.weights).filter((w) => w !== 0),
+    [],
+    'Infinity fits the bias alone',
+  );
   for (const e of train) t.equal(argmax(headScores(params, e.hidden, e.base)), e.label);
 });
 

@@ -9,7 +9,12 @@ import { parseExamples } from '../../src/heads/fit.js';
 import { openStore } from '../../src/store/store.js';
 
 const yesNo = (over: Record<string, unknown> = {}) =>
-  JSON.stringify({ cap: 'yes-no', req: { text: 'It rained.', statement: 'It was wet.' }, expect: { answer: true }, ...over });
+  JSON.stringify({
+    cap: 'yes-no',
+    req: { text: 'It rained.', statement: 'It was wet.' },
+    expect: { answer: true },
+    ...over,
+  });
 const classify = (label: string) =>
   JSON.stringify({ cap: 'classify', req: { text: 'Hi', labels: ['greeting', 'farewell'] }, expect: { label } });
 
@@ -23,10 +28,14 @@ t.test('each line is grouped by its decision signature', async (t) => {
       [4, 'classify', 0],
     ],
   );
-  t.same(lines[1]!.sig.outcomes, ['farewell', 'greeting'], 'a label set\'s outcomes are its names in order');
+  t.same(lines[1]!.sig.outcomes, ['farewell', 'greeting'], "a label set's outcomes are its names in order");
   t.equal(lines[1]!.sig.id, lines[2]!.sig.id, 'one label set, one signature');
   const reordered = parseExamples(
-    JSON.stringify({ cap: 'classify', req: { text: 'Hi', labels: ['farewell', 'greeting'] }, expect: { label: 'greeting' } }),
+    JSON.stringify({
+      cap: 'classify',
+      req: { text: 'Hi', labels: ['farewell', 'greeting'] },
+      expect: { label: 'greeting' },
+    }),
   );
   t.equal(reordered[0]!.sig.id, lines[1]!.sig.id, 'the labels in another order are the same signature');
 });
@@ -35,7 +44,10 @@ t.test('bad input names its line and field', async (t) => {
   const cases: [string, RegExp][] = [
     ['', /file: no examples/],
     [`${yesNo()}\n{"cap": "yes-no",`, /^line 2: not JSON/],
-    [JSON.stringify({ cap: 'answer', req: {}, expect: {} }), /^line 1: cap: "answer" cannot be fitted \(yes-no, classify, rate\)/],
+    [
+      JSON.stringify({ cap: 'answer', req: {}, expect: {} }),
+      /^line 1: cap: "answer" cannot be fitted \(yes-no, classify, rate\)/,
+    ],
     [classify('weather'), /^line 1: expect.label: "weather" is not one of req.labels/],
     [yesNo({ expect: { answer: 'yes' } }), /^line 1: expect.answer: true or false/],
     [yesNo({ req: { text: 'x' } }), /^line 1: req.statement: one statement per line/],
@@ -45,7 +57,8 @@ t.test('bad input names its line and field', async (t) => {
       /^line 1: expect.level: an integer from 0 to 1/,
     ],
   ];
-  for (const [content, message] of cases) t.throws(() => parseExamples(content), { code: 'invalid_request', message }, message.source);
+  for (const [content, message] of cases)
+    t.throws(() => parseExamples(content), { code: 'invalid_request', message }, message.source);
 });
 
 t.test('the CLI refuses a bad file with exit 4 and stores nothing', async (t) => {

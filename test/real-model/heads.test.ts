@@ -43,8 +43,11 @@ const FIRE = [
 const LABELS = ['red', 'blue'];
 const MODEL = 'a'.repeat(64);
 
-const line = (text: string, label: string) => JSON.stringify({ cap: 'classify', req: { text, labels: LABELS }, expect: { label } });
-const train = [...SEA.slice(0, 8).map((s) => line(s, 'red')), ...FIRE.slice(0, 8).map((s) => line(s, 'blue'))].join('\n');
+const line = (text: string, label: string) =>
+  JSON.stringify({ cap: 'classify', req: { text, labels: LABELS }, expect: { label } });
+const train = [...SEA.slice(0, 8).map((s) => line(s, 'red')), ...FIRE.slice(0, 8).map((s) => line(s, 'blue'))].join(
+  '\n',
+);
 
 const engine = await Engine.open({
   modelPath: await testModelPath(),
@@ -82,7 +85,10 @@ const classify = async (text: string) => {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ text, labels: LABELS }),
   });
-  return { head: res.headers.get('x-decision-head'), body: (await res.json()) as { label: string; scores: Record<string, number> } };
+  return {
+    head: res.headers.get('x-decision-head'),
+    body: (await res.json()) as { label: string; scores: Record<string, number> },
+  };
 };
 
 t.test('fit reports and stores one head for the label set', async (t) => {
@@ -91,7 +97,10 @@ t.test('fit reports and stores one head for the label set', async (t) => {
   t.equal(r!.examples, 16);
   t.equal(r!.stored, true, r!.note);
   t.ok(r!.fitted! > r!.zeroShot!, `cross-validated: fitted ${r!.fitted} over zero-shot ${r!.zeroShot}`);
-  t.same((await store.listHeads()).map((h) => h.id), [r!.id]);
+  t.same(
+    (await store.listHeads()).map((h) => h.id),
+    [r!.id],
+  );
 });
 
 t.test('the route decides held-out texts the deployment way and names the head', async (t) => {
