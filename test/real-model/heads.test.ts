@@ -126,6 +126,26 @@ t.test('the route decides held-out texts the deployment way and names the head',
   t.ok(wrong.some(Boolean), 'zero-shot gets at least one of them wrong');
 });
 
+t.test('a System One choice question over the same options is answered by the same head', async (t) => {
+  const res = await fetch(`${url}/v1/systemone`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'jev-latest',
+      state: FIRE[9],
+      questions: {
+        colour: { type: 'choice', criteria: { red: null, blue: null } },
+        plain: { type: 'noul', instructions: 'Something is burning.' },
+      },
+    }),
+  });
+  t.equal(res.status, 200);
+  t.equal(res.headers.get('x-decision-head'), reports[0]!.id);
+  const { answers } = (await res.json()) as { answers: { colour: { choice: string }; plain: { noul: number } } };
+  t.equal(answers.colour.choice, 'blue');
+  t.ok(answers.plain.noul > 0.5, 'a question without a head is read zero-shot beside it');
+});
+
 t.test('a request with another label set is not decided by the head', async (t) => {
   const res = await fetch(`${url}/v1/decision-machine-1/classify`, {
     method: 'POST',
