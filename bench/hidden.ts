@@ -1,5 +1,6 @@
 // What asking for hidden states (ScoreJob.hidden) costs: the same yes-no score jobs side by side
-// with and without, time on the slot (decodeMs) p50. Two cases: a fresh 300-character text (the
+// without, with (the final state) and with three layers (hiddenLayers: a quarter, half way, the
+// last: the graph pauses three times), time on the slot (decodeMs) p50. Two cases: a fresh 300-character text (the
 // prefix is prefilled) and the same text again (only the branches are decoded: where the extra
 // pause of the graph at the output norm weighs most). With --before, also on another build of the
 // addon (one from before hidden states, whose contexts have no eval callback), loaded in the same
@@ -66,8 +67,10 @@ const options = [tokenize(' Yes'), tokenize(' No')];
 const prefixOf = (i: number) =>
   tokenize(`Decide whether the statement holds for the text. Answer Yes or No.\nText: ${text300(i)}\nStatement:`);
 
-type Variant = 'before' | 'without' | 'with';
-const variants: Variant[] = before ? ['before', 'without', 'with'] : ['without', 'with'];
+type Variant = 'before' | 'without' | 'with' | 'layers';
+const variants: Variant[] = before ? ['before', 'without', 'with', 'layers'] : ['without', 'with', 'layers'];
+const layerCount = engine.layerCount();
+const LAYERS = [Math.floor(layerCount / 4), Math.floor(layerCount / 2), layerCount - 1];
 async function decodeMs(variant: Variant, prefix: Int32Array, branches: number): Promise<number> {
   const job = {
     kind: 'score' as const,
@@ -75,6 +78,7 @@ async function decodeMs(variant: Variant, prefix: Int32Array, branches: number):
     branches: STATEMENTS.slice(0, branches).map(tokenize),
     options,
     ...(variant === 'with' ? { hidden: true } : {}),
+    ...(variant === 'layers' ? { hidden: true, hiddenLayers: LAYERS } : {}),
   };
   const native = variant === 'before' ? before! : engine;
   return ((await native.submit(job).result) as ScoreResult).decodeMs;
@@ -83,7 +87,7 @@ async function decodeMs(variant: Variant, prefix: Int32Array, branches: number):
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const cases: Record<string, Record<Variant, number[]>> = {};
 const record = (name: string, variant: Variant, ms: number) =>
-  (cases[name] ??= { before: [], without: [], with: [] })[variant].push(ms);
+  (cases[name] ??= { before: [], without: [], with: [], layers: [] })[variant].push(ms);
 
 for (const v of variants) await decodeMs(v, prefixOf(-1), 4); // warm-up
 let texts = 0;
@@ -109,6 +113,7 @@ const report = {
   threads,
   runs,
   hiddenSize,
+  layers: LAYERS,
   before: values.before ?? null,
   cases: Object.fromEntries(
     Object.entries(cases).map(([name, c]) => [
@@ -117,19 +122,23 @@ const report = {
         withoutP50Ms: p50(c.without),
         withP50Ms: p50(c.with),
         withOverWithout: ratio(c.with, c.without),
+        layersP50Ms: p50(c.layers),
+        layersOverWithout: ratio(c.layers, c.without),
         ...(before ? { beforeP50Ms: p50(c.before), withoutOverBefore: ratio(c.without, c.before) } : {}),
       },
     ]),
   ),
 };
 console.log(
-  `| ${model}, ${runs} runs, 1 slot x ${threads} threads, p50 ms (median ratio) |${before ? ' before |' : ''} without | with |`,
+  `| ${model}, ${runs} runs, 1 slot x ${threads} threads, p50 ms (median ratio) |${before ? ' before |' : ''} without | with | layers ${LAYERS.join(', ')} |`,
 );
-console.log(`|---|${before ? '---|' : ''}---|---|`);
+console.log(`|---|${before ? '---|' : ''}---|---|---|`);
 for (const [name, c] of Object.entries(report.cases)) {
   const b = before ? ` ${c.beforeP50Ms!.toFixed(1)} |` : '';
   const without = `${c.withoutP50Ms.toFixed(1)}${before ? ` (${c.withoutOverBefore!.toFixed(3)}x before)` : ''}`;
-  console.log(`| ${name} |${b} ${without} | ${c.withP50Ms.toFixed(1)} (${c.withOverWithout.toFixed(3)}x without) |`);
+  const withs = `${c.withP50Ms.toFixed(1)} (${c.withOverWithout.toFixed(3)}x without)`;
+  const layers = `${c.layersP50Ms.toFixed(1)} (${c.layersOverWithout.toFixed(3)}x without)`;
+  console.log(`| ${name} |${b} ${without} | ${withs} | ${layers} |`);
 }
 mkdirSync(`${root}bench/results`, { recursive: true });
 writeFileSync(`${root}bench/results/hidden.json`, `${JSON.stringify(report, null, 2)}\n`);

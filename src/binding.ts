@@ -68,10 +68,16 @@ export interface ScoreJob {
   branches: Int32Array[];
   options: Int32Array[];
   /**
-   * Return the final layer's hidden state, after the output norm, at each branch's last token
-   * (ScoreResult.hidden). Absent or false: the job costs what it did without the feature.
+   * Return hidden states at each branch's last token (ScoreResult.hidden): by default the final
+   * layer's, after the output norm. Absent or false: the job costs what it did without the feature.
    */
   hidden?: boolean;
+  /**
+   * With `hidden`, which states, in this order (default [-1]): a layer index 0..layerCount()-1 for
+   * the residual stream after that layer, -1 for the final state after the output norm. Distinct,
+   * non-empty; each costs the decodes one more pause of the graph.
+   */
+  hiddenLayers?: number[];
 }
 
 /**
@@ -136,7 +142,10 @@ interface JobStats {
 export interface ScoreResult extends JobStats {
   /** branches x options, row-major: log P(option | prefix + branch). */
   logprobs: Float32Array;
-  /** branches x hiddenSize(), row-major: the hidden state the logits were read from; only when the job asked. */
+  /**
+   * branches x (hiddenLayers x hiddenSize()), row-major: per branch, the rows of the layers asked in
+   * their order (by default the one the logits were read from); only when the job asked.
+   */
   hidden?: Float32Array;
 }
 
@@ -227,6 +236,8 @@ export interface NativeEngine {
   info(): ModelInfo;
   /** The model's n_embd: the length of a score job's hidden state row (ScoreJob.hidden). */
   hiddenSize(): number;
+  /** The model's n_layer: a score job's hiddenLayers are -1 or 0..layerCount()-1. */
+  layerCount(): number;
   tokenize(text: string, addSpecial: boolean, parseSpecial: boolean): Int32Array;
   applyTemplate(messages: ChatMessage[], addAssistant: boolean): string;
   submit(job: NativeJob): { id: number; result: Promise<ScoreResult | SpanResult> };

@@ -106,11 +106,11 @@ Napi::Function Engine::Define(Napi::Env env) {
       env, "Engine",
       {InstanceMethod("load", &Engine::Load), InstanceMethod("loadWhisper", &Engine::LoadWhisper),
        InstanceMethod("info", &Engine::Info), InstanceMethod("hiddenSize", &Engine::HiddenSize),
-       InstanceMethod("tokenize", &Engine::Tokenize), InstanceMethod("applyTemplate", &Engine::ApplyTemplate),
-       InstanceMethod("submit", &Engine::Submit), InstanceMethod("transcribe", &Engine::Transcribe),
-       InstanceMethod("cancel", &Engine::Cancel), InstanceMethod("tokenBytes", &Engine::TokenBytes),
-       InstanceMethod("specialTokens", &Engine::SpecialTokens), InstanceMethod("stats", &Engine::Stats),
-       InstanceMethod("close", &Engine::Close)});
+       InstanceMethod("layerCount", &Engine::LayerCount), InstanceMethod("tokenize", &Engine::Tokenize),
+       InstanceMethod("applyTemplate", &Engine::ApplyTemplate), InstanceMethod("submit", &Engine::Submit),
+       InstanceMethod("transcribe", &Engine::Transcribe), InstanceMethod("cancel", &Engine::Cancel),
+       InstanceMethod("tokenBytes", &Engine::TokenBytes), InstanceMethod("specialTokens", &Engine::SpecialTokens),
+       InstanceMethod("stats", &Engine::Stats), InstanceMethod("close", &Engine::Close)});
 }
 
 Engine::Engine(const Napi::CallbackInfo &info)
@@ -252,6 +252,13 @@ Napi::Value Engine::HiddenSize(const Napi::CallbackInfo &info) {
   return Napi::Number::New(env, llama_model_n_embd(model_));
 }
 
+// layerCount() -> the model's n_layer: a score job's hiddenLayers are -1 or 0..layerCount()-1.
+Napi::Value Engine::LayerCount(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Vocab(env);
+  return Napi::Number::New(env, llama_model_n_layer(model_));
+}
+
 // tokenize(text, addSpecial, parseSpecial) -> Int32Array. Synchronous: tokenizing is fast.
 Napi::Value Engine::Tokenize(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -322,6 +329,26 @@ std::vector<Tokens> Engine::TokenLists(Napi::Env env, const Napi::Object &o, con
   return out;
 }
 
+// A non-empty array of distinct layers: each -1 (after the output norm) or 0..n_layer-1.
+std::vector<int32_t> Engine::HiddenLayers(Napi::Env env, Napi::Value v) {
+  const int32_t n_layer = llama_model_n_layer(model_);
+  const std::string what =
+      "job.hiddenLayers must be a non-empty array of distinct integers from -1 to " + std::to_string(n_layer - 1);
+  args::Check(env, v.IsArray(), what);
+  Napi::Array a = v.As<Napi::Array>();
+  args::Check(env, a.Length() > 0, what);
+  std::vector<int32_t> layers;
+  for (uint32_t i = 0; i < a.Length(); ++i) {
+    Napi::Value x = a.Get(i);
+    const double d = x.IsNumber() ? x.As<Napi::Number>().DoubleValue() : NAN;
+    args::Check(env, std::floor(d) == d && d >= -1 && d < n_layer, what);
+    const auto il = static_cast<int32_t>(d);
+    args::Check(env, std::find(layers.begin(), layers.end(), il) == layers.end(), what);
+    layers.push_back(il);
+  }
+  return layers;
+}
+
 // An Int32Array of valid token ids.
 Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
   args::Check(env, args::IsArrayOf(v, napi_int32_array), std::string("job.") + key + " must hold Int32Arrays");
@@ -332,7 +359,7 @@ Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
   return t;
 }
 
-// submit({ kind: 'score', prefix, branches, options, and optionally hidden })
+// submit({ kind: 'score', prefix, branches, options, and optionally hidden (+ hiddenLayers) })
 // submit({ kind: 'spans', prefix, branches, source, stops, maxSpanTokens, maxSpans, and optionally
 //          startTokens + startLengths + startPositions (+ startEnds), separator, inlineSeparator, none,
 //          minListLogprob, joinNext + minJoinLogprob, closingTokens, forkWithin, firstOptions,
@@ -350,6 +377,8 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   if (k == "score") {
     ScoreJob job{std::move(prefix), std::move(branches), TokenLists(env, o, "options")};
     if (!o.Get("hidden").IsUndefined()) job.hidden = args::Bool(env, o, "job", "hidden");
+    if (job.hidden && !o.Get("hiddenLayers").IsUndefined())
+      job.hidden_layers = HiddenLayers(env, o.Get("hiddenLayers"));
     return Enqueue(env, std::move(job));
   }
 

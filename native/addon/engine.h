@@ -23,6 +23,7 @@ class Engine : public Napi::ObjectWrap<Engine> {
   Napi::Value LoadWhisper(const Napi::CallbackInfo &info);
   Napi::Value Info(const Napi::CallbackInfo &info);
   Napi::Value HiddenSize(const Napi::CallbackInfo &info);
+  Napi::Value LayerCount(const Napi::CallbackInfo &info);
   Napi::Value Tokenize(const Napi::CallbackInfo &info);
   Napi::Value ApplyTemplate(const Napi::CallbackInfo &info);
   Napi::Value Submit(const Napi::CallbackInfo &info);
@@ -36,6 +37,7 @@ class Engine : public Napi::ObjectWrap<Engine> {
   Napi::Value Enqueue(Napi::Env env, Job &&job);
   std::vector<Tokens> TokenLists(Napi::Env env, const Napi::Object &o, const char *key);
   Tokens TokenArray(Napi::Env env, Napi::Value v, const char *key);
+  std::vector<int32_t> HiddenLayers(Napi::Env env, Napi::Value v);
   const llama_vocab *Vocab(Napi::Env env);
   void Shutdown();
 

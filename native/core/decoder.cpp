@@ -1,23 +1,91 @@
 #include "decoder.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
-// Asked about every node of every graph computed (ask = true); answers yes only for the output
-// norm ("result_norm", n_embd x this ubatch's outputs: llama.cpp's graphs drop the other rows
-// before the last layer's feed-forward) while capturing. Then it is called again (ask = false)
-// once that node is computed, before the rest of the graph. Our ubatches are whole batches
-// (n_ubatch = n_batch, unified KV: split_simple), so the rows come in batch order.
+namespace {
+constexpr int32_t kNotAsked = -2;
+
+// The layer a graph node stands for: -1 for "result_norm", il for "l_out-<il>" (llama.cpp names a
+// node given a layer "<name>-<il>"), kNotAsked for any other.
+int32_t layer_of(const char *name) {
+  if (std::strcmp(name, "result_norm") == 0) return -1;
+  if (std::strncmp(name, "l_out-", 6) != 0 || name[6] < '0' || name[6] > '9') return kNotAsked;
+  char *end = nullptr;
+  const long il = std::strtol(name + 6, &end, 10);
+  return *end == '\0' && il <= INT32_MAX ? static_cast<int32_t>(il) : kNotAsked;
+}
+
+std::string layer_name(int32_t il) { return il < 0 ? "result_norm" : "l_out-" + std::to_string(il); }
+}  // namespace
+
+void HiddenCapture::start(const std::vector<int32_t> &layers, const llama_batch &batch, int32_t n_outputs,
+                          int32_t n_embd) {
+  layers_ = &layers;
+  is_output_ = batch.logits;
+  n_tokens_ = batch.n_tokens;
+  n_outputs_ = n_outputs;
+  n_embd_ = n_embd;
+  rows.resize(static_cast<size_t>(n_outputs) * layers.size() * static_cast<size_t>(n_embd));
+  taken_.assign(layers.size(), 0);
+  error_.clear();
+  on = true;
+}
+
+void HiddenCapture::check() {
+  on = false;
+  if (!error_.empty()) throw std::runtime_error(error_);
+  for (size_t k = 0; k < taken_.size(); ++k)
+    if (taken_[k] != 1)
+      throw std::runtime_error("the model's graph computed its " + layer_name((*layers_)[k]) + " tensor " +
+                               std::to_string(taken_[k]) + " times in a decode, not once");
+}
+
+// Asked about every node of every graph computed (ask = true); answers yes, while capturing, only
+// for the nodes of the layers asked. Then it is called again (ask = false) once that node is
+// computed, before any later node: its buffer holds its value still (a later node may reuse it,
+// an earlier one may not).
 bool HiddenCapture::eval(ggml_tensor *t, bool ask, void *self) {
   auto *c = static_cast<HiddenCapture *>(self);
-  if (!c->on || std::strcmp(t->name, "result_norm") != 0 || t->type != GGML_TYPE_F32 || !ggml_is_contiguous(t))
-    return false;
-  if (ask) return true;
-  const size_t n = c->rows.size(), bytes = ggml_nbytes(t);
-  c->rows.resize(n + static_cast<size_t>(ggml_nelements(t)));
-  if (bytes > 0) ggml_backend_tensor_get(t, c->rows.data() + n, 0, bytes);
-  return true;  // false would stop the graph here
+  if (!c->on) return false;
+  const int32_t il = layer_of(t->name);
+  if (il == kNotAsked || std::find(c->layers_->begin(), c->layers_->end(), il) == c->layers_->end()) return false;
+  if (!ask) c->take(t, il);
+  return true;  // false (ask = false) would stop the graph here
+}
+
+// A layer's node holds n_embd floats per row, one row per token of the ubatch (the layers before
+// the last one) or per output (the last layer and the output norm: llama.cpp's graphs drop the
+// other rows within the last layer, before its feed-forward). The shape tells which, whatever the
+// architecture does; with every token an output both readings agree. Our ubatches are whole
+// batches (n_ubatch = n_batch, unified KV: split_simple), so the rows come in batch order; a
+// second ubatch would show as a node read twice (check()).
+void HiddenCapture::take(const ggml_tensor *t, int32_t il) {
+  const int64_t n = t->ne[1];
+  if (t->type != GGML_TYPE_F32 || t->ne[0] != n_embd_ || t->nb[0] != sizeof(float) || t->ne[2] != 1 || t->ne[3] != 1 ||
+      (n != n_tokens_ && n != n_outputs_)) {
+    if (error_.empty())
+      error_ = "the model's graph " + layer_name(il) + " tensor is not n_embd floats per token or output (" +
+               std::to_string(t->ne[0]) + " x " + std::to_string(n) + ")";
+    return;
+  }
+  const bool per_token = n == n_tokens_;
+  const size_t row = static_cast<size_t>(n_embd_), width = layers_->size() * row;
+  for (size_t k = 0; k < layers_->size(); ++k) {
+    if ((*layers_)[k] != il || taken_[k]++ > 0) continue;
+    size_t o = 0;
+    for (int64_t r = 0; r < n && o < static_cast<size_t>(n_outputs_); ++r) {
+      if (per_token && !is_output_[r]) continue;  // a row the graph computes but nobody reads
+      // Row by row: a view's rows may lie apart (nb[1]).
+      ggml_backend_tensor_get(t, rows.data() + o * width + k * row, static_cast<size_t>(r) * t->nb[1],
+                              row * sizeof(float));
+      ++o;
+    }
+  }
 }
 
 Decoder::Decoder(llama_context *ctx, int32_t n_outputs, PromptCache *prompts, HiddenCapture *hidden)
@@ -73,9 +141,9 @@ float Decoder::log_normalizer(const float *logits) const {
 }
 
 // Fills the batch from items[next..] (at most n_batch tokens and n_outputs logits rows), decodes
-// it and advances next. With `hidden`, hidden_->rows then holds one row per output.
+// it and advances next. With `layers`, hidden_->rows then holds their rows for every output.
 void Decoder::decode_chunk(const std::vector<Item> &items, size_t &next, int32_t n_shared, llama_batch &batch,
-                           bool hidden) {
+                           const std::vector<int32_t> &layers) {
   int32_t outputs = 0;
   batch.n_tokens = 0;
   while (next < items.size() && batch.n_tokens < n_batch_ && (items[next].want < 0 || outputs < n_outputs_)) {
@@ -93,12 +161,11 @@ void Decoder::decode_chunk(const std::vector<Item> &items, size_t &next, int32_t
     batch.logits[k] = it.want >= 0;
     outputs += it.want >= 0;
   }
-  hidden_->rows.clear();
-  hidden_->on = hidden;
+  const bool capture = !layers.empty() && outputs > 0;  // a prefix-only chunk has no rows to read
+  if (capture) hidden_->start(layers, batch, outputs, n_embd_);
   int32_t rc = llama_decode(ctx_, batch);
   hidden_->on = false;
   if (rc == 2) throw Cancelled();
   if (rc != 0) throw std::runtime_error("llama_decode failed with code " + std::to_string(rc));
-  if (hidden && hidden_->rows.size() != static_cast<size_t>(outputs) * static_cast<size_t>(n_embd_))
-    throw std::runtime_error("the model's graph has no result_norm tensor to read hidden states from");
+  if (capture) hidden_->check();
 }

@@ -29,9 +29,13 @@ struct ScoreJob {
   Tokens prefix;                 // may be empty
   std::vector<Tokens> branches;  // >= 1, each non-empty
   std::vector<Tokens> options;   // >= 1, each non-empty
-  // Return the final layer's hidden state, after the output norm, at each branch's last token
-  // (ScoreResult::hidden). Off: the decodes are as without the feature.
+  // Return hidden states at each branch's last token (ScoreResult::hidden). Off: the decodes are
+  // as without the feature.
   bool hidden = false;
+  // Which, in this order (read only with `hidden`; empty means {-1}): a layer index 0..n_layer-1
+  // for the residual stream after that layer, -1 for the final state after the output norm (the
+  // vector the logits are read from). Each entry pauses the graph once per decode.
+  std::vector<int32_t> hidden_layers;
 };
 
 // Copy spans of `source` after every branch: greedy decoding where the only tokens allowed are
@@ -102,7 +106,9 @@ struct JobStats {
 
 struct ScoreResult : JobStats {
   std::vector<float> logprobs;  // branches.size() x options.size(), row-major
-  std::vector<float> hidden;    // branches.size() x n_embd, row-major; empty unless the job asked
+  // branches.size() x (hidden_layers.size() x n_embd), row-major: per branch, the rows of the
+  // layers asked in their order; empty unless the job asked.
+  std::vector<float> hidden;
 };
 
 struct SpanResult : JobStats {

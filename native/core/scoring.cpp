@@ -6,8 +6,10 @@ ScoreResult score_options(Decoder &d, const ScoreJob &job) {
   const size_t n_branch = job.branches.size(), n_opt = job.options.size();
   ScoreResult out;
   out.logprobs.assign(n_branch * n_opt, 0.f);
-  const size_t n_embd = static_cast<size_t>(d.n_embd());
-  if (job.hidden) out.hidden.resize(n_branch * n_embd);
+  std::vector<int32_t> layers;  // empty: no hidden states
+  if (job.hidden) layers = job.hidden_layers.empty() ? std::vector<int32_t>{-1} : job.hidden_layers;
+  const size_t width = layers.size() * static_cast<size_t>(d.n_embd());
+  out.hidden.resize(n_branch * width);
   std::vector<Decoder::Item> pending = d.begin(job.prefix);
   out.cached_tokens = d.cached();
 
@@ -27,9 +29,9 @@ ScoreResult score_options(Decoder &d, const ScoreJob &job) {
         [&](int32_t b, const float *logits, const float *hidden) {
           float lse = d.log_normalizer(logits);
           for (size_t o = 0; o < n_opt; ++o) out.logprobs[b * n_opt + o] = logits[job.options[o][0]] - lse;
-          if (hidden != nullptr) std::copy(hidden, hidden + n_embd, out.hidden.begin() + b * n_embd);
+          if (hidden != nullptr) std::copy(hidden, hidden + width, out.hidden.begin() + b * width);
         },
-        job.hidden);
+        layers);
 
     // Later tokens of multi-token options, one sequence per (branch, option) pair.
     std::vector<std::pair<size_t, size_t>> pairs;

@@ -92,6 +92,8 @@ export class Engine {
   readonly info: ModelInfo;
   /** The length of a score result's hidden state row (ScoreJob.hidden): the model's n_embd. */
   readonly hiddenSize: number;
+  /** The model's layers (ScoreJob.hiddenLayers: -1 or 0..layerCount-1). */
+  readonly layerCount: number;
   /** Versions of the native libraries in the addon (whisper.cpp) and the CPU features in use. */
   readonly versions: { whisper: string; system: string };
   readonly capacity: number;
@@ -121,6 +123,7 @@ export class Engine {
   ) {
     this.info = native.info();
     this.hiddenSize = native.hiddenSize();
+    this.layerCount = native.layerCount();
     this.versions = binding.versions();
     this.capacity = options.slots + options.queue;
     this.contextSize = options.contextSize;

@@ -2,9 +2,10 @@
 // no model. Tokens are character codes; a branch's score favours "Yes" when its text contains
 // "[true]"; a span job copies the source's first word (or nothing when a branch says "[none]").
 // Each job takes `delayMs`; `failures` jobs fail before the rest succeed. The encoder counts letters.
-// A score job that asks for hidden states gets, per branch, its token codes summed into
-// FAKE_HIDDEN_SIZE buckets. A transcription is two seconds of silence heard as "one two three
-// four"; the speaker encoder takes `speakerDelayMs` per call and hears one voice.
+// A score job that asks for hidden states gets, per branch and layer asked (il, unchecked), its
+// token codes summed into FAKE_HIDDEN_SIZE buckets, times il + 2. A transcription is two seconds
+// of silence heard as "one two three four"; the speaker encoder takes `speakerDelayMs` per call
+// and hears one voice.
 import type {
   ChatMessage,
   LoadOptions,
@@ -24,6 +25,8 @@ import type {
 
 /** The fake model's hidden state length. */
 export const FAKE_HIDDEN_SIZE = 8;
+/** The fake model's layer count. */
+export const FAKE_LAYER_COUNT = 4;
 
 export interface FakeBehaviour {
   delayMs: number;
@@ -64,6 +67,9 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
       }
       hiddenSize(): number {
         return FAKE_HIDDEN_SIZE;
+      }
+      layerCount(): number {
+        return FAKE_LAYER_COUNT;
       }
       tokenize(text: string): Int32Array {
         return Int32Array.from(text, (c) => c.codePointAt(0)! & 0xffff);
@@ -199,9 +205,13 @@ function score(job: ScoreJob): ScoreResult {
   });
   const promptTokens = job.prefix.length + job.branches.reduce((n, b) => n + b.length, 0);
   if (!job.hidden) return { logprobs, promptTokens, cachedTokens: 0, decodeMs: 1 };
-  const hidden = new Float32Array(job.branches.length * FAKE_HIDDEN_SIZE);
+  const layers = job.hiddenLayers ?? [-1];
+  const width = layers.length * FAKE_HIDDEN_SIZE;
+  const hidden = new Float32Array(job.branches.length * width);
   job.branches.forEach((branch, b) =>
-    branch.forEach((t, i) => (hidden[b * FAKE_HIDDEN_SIZE + (i % FAKE_HIDDEN_SIZE)]! += t)),
+    layers.forEach((il, k) =>
+      branch.forEach((t, i) => (hidden[b * width + k * FAKE_HIDDEN_SIZE + (i % FAKE_HIDDEN_SIZE)]! += t * (il + 2))),
+    ),
   );
   return { logprobs, hidden, promptTokens, cachedTokens: 0, decodeMs: 1 };
 }

@@ -16,6 +16,7 @@ const ENGINE: Record<keyof NativeEngine, true> = {
   load: true,
   info: true,
   hiddenSize: true,
+  layerCount: true,
   tokenize: true,
   applyTemplate: true,
   submit: true,

@@ -1,5 +1,6 @@
 // Hidden states from the engine (ScoreJob.hidden): the final layer's state after the output norm
-// at each branch's last token, returned beside the log-probabilities, on the real default model.
+// at each branch's last token, or the residual stream after chosen layers (hiddenLayers),
+// returned beside the log-probabilities, on the real default model.
 import t from 'tap';
 import { Engine } from '../../src/engine/engine.js';
 import { loadBinding, type ScoreJob, type ScoreResult } from '../../src/binding.js';
@@ -105,3 +106,79 @@ t.test(
     t.same(bytes(again.hidden!), bytes(all.hidden!), 'the whole job again, after the others');
   },
 );
+
+// hiddenLayers: the last layer's residual stream is read from an outputs-only tensor, a middle
+// layer's from one with a row per token of the batch (the capture picks the branches' last tokens).
+const L = engine.layerCount;
+const LAST = L - 1;
+const MIDDLE = Math.floor(L / 2);
+const layered = (statements: string[], hiddenLayers: number[], prompt = text): ScoreJob => ({
+  ...job(statements, true, prompt),
+  hiddenLayers,
+});
+// Layer k's row of branch b in a result asking `layers` layers.
+const layerRow = (r: ScoreResult, layers: number, b: number, k: number) =>
+  Buffer.from(r.hidden!.buffer, r.hidden!.byteOffset + (b * layers + k) * n * 4, n * 4);
+
+t.test('hiddenLayers [-1] is the default: the same bytes as a job without hiddenLayers', async (t) => {
+  const plain = await score(job(STATEMENTS, true));
+  const asked = await score(layered(STATEMENTS, [-1]));
+  t.same(bytes(asked.hidden!), bytes(plain.hidden!));
+});
+
+t.test('three layers: 3 x hiddenSize per branch in the order asked, the -1 part the plain row', async (t) => {
+  const plain = await score(job(STATEMENTS, true));
+  const r = await score(layered(STATEMENTS, [-1, LAST, MIDDLE]));
+  t.equal(r.hidden!.length, STATEMENTS.length * 3 * n);
+  t.ok(r.hidden!.every(Number.isFinite), 'every value finite');
+  t.same(bytes(r.logprobs), bytes(plain.logprobs), 'asking changes no log-probability');
+  for (let b = 0; b < STATEMENTS.length; b++) {
+    t.same(layerRow(r, 3, b, 0), row(plain, b), `branch ${b}: the -1 row`);
+    t.not(layerRow(r, 3, b, 1).compare(layerRow(r, 3, b, 2)), 0, `branch ${b}: layers ${LAST} and ${MIDDLE} differ`);
+  }
+  const swapped = await score(layered(STATEMENTS, [MIDDLE, -1]));
+  t.same(layerRow(swapped, 2, 1, 0), layerRow(r, 3, 1, 2), 'a layer asked first has the row it has asked last');
+});
+
+t.test(`layer ${LAST}'s row through the output norm is the -1 row, to float rounding`, async (t) => {
+  // result_norm = x / sqrt(mean(x^2) + eps) * gamma with x the last layer's output (eps: Qwen2.5's
+  // 1e-6, negligible beside these rows' mean square).
+  const gamma = await readF32Tensor(modelPath, 'output_norm.weight');
+  const r = await score(layered(STATEMENTS, [LAST, -1]));
+  for (let b = 0; b < STATEMENTS.length; b++) {
+    const x = r.hidden!.subarray(b * 2 * n, b * 2 * n + n);
+    const h = r.hidden!.subarray(b * 2 * n + n, (b + 1) * 2 * n);
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += x[i]! ** 2;
+    const scale = 1 / Math.sqrt(sum / n + 1e-6);
+    let worst = 0;
+    for (let i = 0; i < n; i++)
+      worst = Math.max(worst, Math.abs(x[i]! * scale * gamma[i]! - h[i]!) / (Math.abs(h[i]!) + 1e-3));
+    t.ok(worst < 1e-4, `branch ${b}: largest relative difference ${worst}`);
+  }
+});
+
+t.test(
+  `layer ${MIDDLE}'s row of a branch has the same bytes in a job of one branch or of several`,
+  { skip: AMX && 'this build has AMX kernels' },
+  async (t) => {
+    // The prefix is prefilled in the same decode as the branches: the batch has many more tokens
+    // than outputs, so a row taken from the wrong token would differ.
+    const prompt = 'A fresh text: the harbour of Bergen was busy with fishing boats in 1905.';
+    const all = await score(layered(STATEMENTS, [MIDDLE, -1], prompt));
+    for (let b = 0; b < STATEMENTS.length; b++) {
+      const alone = await score(layered([STATEMENTS[b]!], [MIDDLE], prompt));
+      t.same(layerRow(alone, 1, 0, 0), layerRow(all, 2, b, 0), `branch ${b}`);
+    }
+  },
+);
+
+t.test('a bad hiddenLayers is refused with a TypeError naming it', async (t) => {
+  for (const bad of [[L], [1.5], ['x'], [-2], [], [3, 3], 'x'])
+    await t.rejects(score({ ...job(STATEMENTS, true), hiddenLayers: bad as number[] }), {
+      name: 'TypeError',
+      message: /job\.hiddenLayers/,
+    });
+  const ignored = await score({ ...job(STATEMENTS, false), hiddenLayers: [L] });
+  t.equal(ignored.hidden, undefined, 'read only when the job asks');
+});
