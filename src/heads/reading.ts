@@ -24,6 +24,9 @@ const SYSTEM: Record<Definition['capability'], string> = {
 // Case variants of each yes-no answer share its probability mass, as in yes-no.ts.
 const WORDS: Record<string, string[]> = { false: ['No', 'no'], true: ['Yes', 'yes'] };
 
+// The layers whose hidden states a head reads (-1: the final state after the output norm).
+export const LAYERS = [-1];
+
 /** What a head reads of one text. */
 export interface Reading {
   hidden: Float32Array;
@@ -35,7 +38,10 @@ export class HeadReader {
   private readonly prompts: Record<Definition['capability'], Prompt>;
   private readonly reader: Reader;
 
-  constructor(private readonly engine: Engine) {
+  constructor(
+    private readonly engine: Engine,
+    private readonly layers: number[] = LAYERS,
+  ) {
     this.prompts = {
       'yes-no': new Prompt(engine, SYSTEM['yes-no']),
       classify: new Prompt(engine, SYSTEM.classify),
@@ -52,7 +58,7 @@ export class HeadReader {
   ): Promise<{ readings: Reading[]; promptTokens: number }> {
     const { job, words } = this.job(sig, texts);
     const [r] = await score([job]);
-    const dim = this.engine.hiddenSize;
+    const dim = this.engine.hiddenSize * this.layers.length;
     const n = job.options.length;
     const readings = texts.map((_, b) => {
       const row = r!.logprobs.subarray(b * n, (b + 1) * n);
@@ -84,6 +90,7 @@ export class HeadReader {
       branches: texts.map((t) => prompt.branch(`Text: ${this.reader.sample(t).text}${tail}`)),
       options: options.map((t) => Int32Array.of(t)),
       hidden: true,
+      hiddenLayers: this.layers,
     };
     // An outcome's first token shared with others (labels "alarm_query" and "alarm_set") lends
     // each of them an equal part of its probability.

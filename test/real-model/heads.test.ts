@@ -45,9 +45,15 @@ const MODEL = 'a'.repeat(64);
 
 const line = (text: string, label: string) =>
   JSON.stringify({ cap: 'classify', req: { text, labels: LABELS }, expect: { label } });
-const train = [...SEA.slice(0, 8).map((s) => line(s, 'red')), ...FIRE.slice(0, 8).map((s) => line(s, 'blue'))].join(
-  '\n',
-);
+const MARINE = 'Route this report to the marine desk.';
+const desk = (text: string, answer: boolean) =>
+  JSON.stringify({ cap: 'yes-no', req: { text, statement: MARINE }, expect: { answer } });
+const train = [
+  ...SEA.slice(0, 8).map((s) => line(s, 'red')),
+  ...FIRE.slice(0, 8).map((s) => line(s, 'blue')),
+  ...SEA.slice(0, 8).map((s) => desk(s, true)),
+  ...FIRE.slice(0, 8).map((s) => desk(s, false)),
+].join('\n');
 
 const engine = await Engine.open({
   modelPath: await testModelPath(),
@@ -91,16 +97,47 @@ const classify = async (text: string) => {
   };
 };
 
-t.test('fit reports and stores one head for the label set', async (t) => {
-  t.equal(reports.length, 1);
+t.test('fit reports and stores one head per decision', async (t) => {
+  t.same(
+    reports.map((r) => [r.capability, r.examples]),
+    [
+      ['classify', 16],
+      ['yes-no', 16],
+    ],
+  );
   const [r] = reports;
-  t.equal(r!.examples, 16);
   t.equal(r!.stored, true, r!.note);
   t.ok(r!.fitted! > r!.zeroShot!, `cross-validated: fitted ${r!.fitted} over zero-shot ${r!.zeroShot}`);
+  const stored = reports.filter((x) => x.stored).map((x) => x.id);
+  t.same((await store.listHeads()).map((h) => h.id).sort(), stored.sort());
+});
+
+t.test('a yes-no statement with a head is decided by it, beside one without', async (t) => {
+  const yes = reports[1]!;
+  const res = await fetch(`${url}/v1/decision-machine-1/yes-no`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ texts: [SEA[9], FIRE[9]], statements: [MARINE, 'Something is burning.'] }),
+  });
+  t.equal(res.status, 200);
+  const body = (await res.json()) as { results: { results: { statement: string; answer: boolean }[] }[] };
   t.same(
-    (await store.listHeads()).map((h) => h.id),
-    [r!.id],
+    body.results.map((r) => r.results.map((x) => x.statement)),
+    [
+      [MARINE, 'Something is burning.'],
+      [MARINE, 'Something is burning.'],
+    ],
   );
+  t.same(
+    body.results.map((r) => r.results[0]!.answer),
+    [true, false],
+  );
+  t.same(
+    body.results.map((r) => r.results[1]!.answer),
+    [false, true],
+    'the statement without a head is read zero-shot',
+  );
+  t.equal(res.headers.get('x-decision-head'), yes.stored ? yes.id : null);
 });
 
 t.test('the route decides held-out texts the deployment way and names the head', async (t) => {
@@ -158,7 +195,10 @@ t.test('a request with another label set is not decided by the head', async (t) 
 
 t.test('GET / lists the heads in use', async (t) => {
   const root = (await (await fetch(`${url}/`)).json()) as { heads: { id: string; examples: number }[] };
-  t.same(root.heads, [{ id: reports[0]!.id, capability: 'classify', examples: 16 }]);
+  t.same(
+    root.heads.find((h) => h.id === reports[0]!.id),
+    { id: reports[0]!.id, capability: 'classify', examples: 16 },
+  );
 });
 
 t.test('a head fitted on another model is refused with a message naming it', async (t) => {

