@@ -39,16 +39,20 @@ void HiddenCapture::start(const std::vector<int32_t> &layers, const llama_batch 
 void HiddenCapture::check() {
   on = false;
   if (!error_.empty()) throw std::runtime_error(error_);
-  for (size_t k = 0; k < taken_.size(); ++k)
-    if (taken_[k] != 1)
-      throw std::runtime_error("the model's graph computed its " + layer_name((*layers_)[k]) + " tensor " +
-                               std::to_string(taken_[k]) + " times in a decode, not once");
+  for (size_t k = 0; k < taken_.size(); ++k) {
+    const std::string name = layer_name((*layers_)[k]);
+    if (taken_[k] == 0)
+      throw std::runtime_error("the model's graph has no " + name + " tensor to read hidden states from");
+    if (taken_[k] > 1)
+      throw std::runtime_error("the model's graph computed its " + name + " tensor " + std::to_string(taken_[k]) +
+                               " times in one decode (more than one micro-batch)");
+  }
 }
 
 // Asked about every node of every graph computed (ask = true); answers yes, while capturing, only
-// for the nodes of the layers asked. Then it is called again (ask = false) once that node is
-// computed, before any later node: its buffer holds its value still (a later node may reuse it,
-// an earlier one may not).
+// for the nodes of the layers asked. The scheduler then computes the graph up to that node and
+// calls again (ask = false) before computing any later node: the node's buffer, which a later node
+// may reuse once the node's readers are done, still holds its value.
 bool HiddenCapture::eval(ggml_tensor *t, bool ask, void *self) {
   auto *c = static_cast<HiddenCapture *>(self);
   if (!c->on) return false;

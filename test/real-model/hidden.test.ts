@@ -182,3 +182,26 @@ t.test('a bad hiddenLayers is refused with a TypeError naming it', async (t) => 
   const ignored = await score({ ...job(STATEMENTS, false), hiddenLayers: [L] });
   t.equal(ignored.hidden, undefined, 'read only when the job asks');
 });
+
+t.test(
+  `many long branches over several decodes: layer ${MIDDLE}'s row of a branch is its row alone`,
+  { skip: AMX && 'this build has AMX kernels' },
+  async (t) => {
+    // 20 branches of ~20 tokens with a two-token option: two groups, each more than one batch
+    // (256), so a group's rows come from two llama_decode calls, each with its own output tokens.
+    const statements = Array.from(
+      { length: 20 },
+      (_, i) => ` Statement number ${i + 1} holds, and the tower has stood in Paris since the year 1889.`,
+    );
+    const multi = {
+      ...layered(statements, [MIDDLE, -1]),
+      options: [engine.tokenize(' Yes'), engine.tokenize(' Not at all')],
+    };
+    const r = await score(multi);
+    t.equal(r.hidden!.length, statements.length * 2 * n);
+    for (const b of [0, 13, 19]) {
+      const alone = await score({ ...multi, branches: [multi.branches[b]!] });
+      t.same(layerRow(alone, 2, 0, 0), layerRow(r, 2, b, 0), `branch ${b}`);
+    }
+  },
+);
