@@ -125,8 +125,14 @@ for (const name of values.sets.split(',')) {
   const readSeconds = (performance.now() - started) / 1000;
   const readCount = [...byOutcome.values()].reduce((n, v) => n + v.length, 0) + test.length;
 
-  const curve: { perLabel: number; examples: number; accuracy: number; strength: number | null; fitSeconds: number }[] =
-    [];
+  // strength: the chosen penalty, 'bias only', or null where the zero-shot reading was kept.
+  const curve: {
+    perLabel: number;
+    examples: number;
+    accuracy: number;
+    strength: number | string | null;
+    fitSeconds: number;
+  }[] = [];
   for (const k of shots) {
     const t0 = performance.now();
     if (k === 0) {
@@ -148,7 +154,7 @@ for (const name of values.sets.split(',')) {
       perLabel: k,
       examples: train.length,
       accuracy: right / testRead.length,
-      strength: chosen.strength,
+      strength: chosen.strength === Infinity ? 'bias only' : chosen.strength,
       fitSeconds: (performance.now() - t0) / 1000,
     });
     console.error(`${t.name}: ${k} per label -> ${((100 * right) / testRead.length).toFixed(1)}%`);
