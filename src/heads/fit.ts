@@ -12,8 +12,10 @@ import { ServiceError } from '../errors.js';
 import { Progress } from '../models/progress.js';
 import type { Store } from '../store/store.js';
 import { encodeParams, type HeadMeta } from './heads.js';
-import { argmax, fit, predict, Projected, type Example } from './logistic.js';
+import { argmax } from '../decisions/distribution.js';
+import { fit, predict, Projected, type Example } from './logistic.js';
 import { HeadReader } from './reading.js';
+import { shuffleInPlace, uniform } from './random.js';
 import {
   classifySignature,
   describeDefinition,
@@ -239,7 +241,7 @@ export function choose(
 
 /** A fold per example: each outcome's examples dealt round the folds in a seeded shuffle. */
 function stratifiedFolds(labels: number[], folds: number, seed: number): number[] {
-  const random = mulberry32(seed);
+  const random = uniform(seed);
   const fold = new Array<number>(labels.length).fill(0);
   const byLabel = new Map<number, number[]>();
   labels.forEach((l, i) => byLabel.set(l, [...(byLabel.get(l) ?? []), i]));
@@ -247,24 +249,9 @@ function stratifiedFolds(labels: number[], folds: number, seed: number): number[
   const k = Math.max(1, Math.min(folds, Math.max(2, smallest)));
   let next = 0;
   for (const members of byLabel.values()) {
-    for (let i = members.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1));
-      [members[i], members[j]] = [members[j]!, members[i]!];
-    }
-    for (const m of members) fold[m] = next++ % k;
+    for (const m of shuffleInPlace(members, random)) fold[m] = next++ % k;
   }
   return fold;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function mean(v: number[]): number {

@@ -9,6 +9,9 @@
 // penalty is lambda/2 |W|^2 with lambda relative to the examples' largest eigenvalue, so one grid
 // fits every hidden size and scale; the components a few examples cannot tell apart are dropped.
 
+import { argmax } from '../decisions/distribution.js';
+import { seeded } from './random.js';
+
 /** One labelled reading: the hidden state, the zero-shot log-probabilities, the right outcome. */
 export interface Example {
   hidden: Float32Array;
@@ -36,19 +39,6 @@ export function headScores(p: HeadParams, hidden: Float32Array, base: number[]):
     for (let j = 0; j < p.dim; j++) z += p.weights[row + j]! * x[j]!;
     return z;
   });
-}
-
-export function softmax(z: number[]): number[] {
-  const max = Math.max(...z);
-  const e = z.map((v) => Math.exp(v - max));
-  const sum = e.reduce((a, b) => a + b, 0);
-  return e.map((v) => v / sum);
-}
-
-export function argmax(v: ArrayLike<number>): number {
-  let best = 0;
-  for (let i = 1; i < v.length; i++) if (v[i]! > v[best]!) best = i;
-  return best;
 }
 
 const RANK = 128;
@@ -332,15 +322,9 @@ function symmetricEigen(m: Float64Array, r: number): { values: Float64Array; vec
   return { values, vectors };
 }
 
-/** Standard normal draws from a seeded generator (Box-Muller over mulberry32). */
+/** Standard normal draws from the seeded generator (Box-Muller; draws in (0, 1), never 0). */
 function gaussian(seed: number): () => number {
-  let a = seed >>> 0;
-  const uniform = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) + 0.5) / 4294967296;
-  };
-  return () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
+  const next = seeded(seed);
+  const open = () => (next() + 0.5) / 4294967296;
+  return () => Math.sqrt(-2 * Math.log(open())) * Math.cos(2 * Math.PI * open());
 }

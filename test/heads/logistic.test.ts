@@ -2,18 +2,15 @@
 // reading, and that cross-validation keeps the zero-shot reading when the features teach nothing.
 import t from 'tap';
 import { choose } from '../../src/heads/fit.js';
-import { argmax, fit, headScores, Projected, type Example } from '../../src/heads/logistic.js';
+import { argmax } from '../../src/decisions/distribution.js';
+import { fit, headScores, Projected, type Example } from '../../src/heads/logistic.js';
 import { decodeParams, encodeParams } from '../../src/heads/heads.js';
+import { uniform } from '../../src/heads/random.js';
 
+/** Draws in [-0.5, 0.5). */
 function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296 - 0.5;
-  };
+  const next = uniform(seed);
+  return () => next() - 0.5;
 }
 
 /** n readings of `k` outcomes in `dim` dimensions: the outcome shifts `informative` dimensions. */
