@@ -2,7 +2,9 @@
 // comes from FILE, or stdin when FILE is absent or "-"; the library's engine (openService, what
 // src/index.ts open() runs) is loaded and the capability's own route handler answers it in
 // process, so stdout carries exactly the JSON the HTTP route returns: the result, or the error
-// envelope. Exit status by the HTTP status class: 0 for 200, 4 for a 4xx, 5 for a 5xx, 2 for a
+// envelope. The heads fitted in the configured store (DM_DATABASE_URL) apply as they do in the
+// server and the library; a decision made by one names it on stderr (`x-decision-head: <id>`, the
+// server's header). Exit status by the HTTP status class: 0 for 200, 4 for a 4xx, 5 for a 5xx, 2 for a
 // usage error (nothing decided).
 import { readFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
@@ -13,6 +15,7 @@ import { ServiceError } from '../errors.js';
 import { routes } from '../http/routes.js';
 import type { ApiReply } from '../http/types.js';
 import { openService } from '../service.js';
+import { openStore } from '../store/store.js';
 
 const NAMES: readonly string[] = CAPABILITIES.map((c) => c.name);
 
@@ -43,7 +46,12 @@ export async function decideCommand(args: string[], stdin: NodeJS.ReadableStream
     process.stdout.write(`${JSON.stringify(tooLarge.toJSON())}\n`);
     return 4;
   }
-  const service = await openService(config);
+  const store = await openStore(config.databaseUrl);
+  const warn = (message: string) => process.stderr.write(`decision-machine decide: ${message}\n`);
+  const service = await openService(config, store, warn).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
   try {
     const path = `${CAPABILITY_PREFIX}/${capability}`;
     const route = routes(service).find((r) => r.method === 'post' && r.path === path)!;
@@ -60,9 +68,13 @@ export async function decideCommand(args: string[], stdin: NodeJS.ReadableStream
       })
       .catch(errorReply);
     process.stdout.write(`${JSON.stringify(reply.body)}\n`);
+    const head = reply.headers?.['x-decision-head'];
+    if (head) process.stderr.write(`x-decision-head: ${head}\n`);
     return reply.status < 300 ? 0 : reply.status < 500 ? 4 : 5;
   } finally {
+    service.heads?.close();
     await service.engine.close();
+    await store.close();
   }
 }
 

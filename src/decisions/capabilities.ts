@@ -29,12 +29,12 @@ import { Verify } from './verify.js';
 export const CAPABILITIES = [
   capability(yesNoApi, (o) => new YesNo(o.engine, o.heads)),
   capability(classifyApi, (o) => o.classify),
-  capability(classifyTreeApi, (o) => new ClassifyTree(o.engine, o.classify)),
+  capability(classifyTreeApi, (o) => new ClassifyTree(o.engine, o.classify, o.heads)),
   capability(rateApi, (o) => new Rate(o.engine, o.heads)),
   capability(answerApi, (o) => new Answer(o.engine)),
   capability(extractApi, (o) => o.extract),
   capability(entitiesApi, (o) => new Entities(o.engine)),
-  capability(verifyApi, (o) => new Verify(o.engine)),
+  capability(verifyApi, (o) => new Verify(o.engine, o.heads)),
 ] as const;
 
 /** A decision: a validated request in, the response body and what it is billed for out. */

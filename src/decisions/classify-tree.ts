@@ -4,22 +4,25 @@
 // which often say little of what lies beneath. So at a level where some label has children, the
 // sentence encoder also compares the text with every label under each one, and each label's score
 // gains SUBTREE_WEIGHT nats per unit of its best cosine similarity.
+// A tree with a fitted head (src/heads) is decided in one reading over its leaf paths instead, and
+// its levels are rebuilt from it (tree-paths.ts).
+import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import type { Billed } from './billing.js';
 import type { Classify } from './classify.js';
 import { labelChars, type Label } from './labels.js';
+import type { Learned } from './learned.js';
 import { Similarity } from './similarity.js';
 import { shaped, textsOf } from './texts.js';
+import { childrenOf, treeChars, treeResultOf, type Tree } from './tree-paths.js';
 import type { Static } from '@sinclair/typebox';
 import type {
-  ClassifyTree as ClassifyTreeSchema,
   ClassifyTreeLevel,
   ClassifyTreeRequest,
   ClassifyTreeResult as ClassifyTreeResultSchema,
 } from '../api/classify-tree.js';
 
-export type Tree = Static<typeof ClassifyTreeSchema>;
-export type TreeNode = Exclude<Tree[string], string>;
+export type { Tree, TreeNode } from './tree-paths.js';
 export type ClassifyTreeInput = Static<typeof ClassifyTreeRequest>;
 export type TreeLevel = Static<typeof ClassifyTreeLevel>;
 export type ClassifyTreeResult = Static<typeof ClassifyTreeResultSchema>;
@@ -35,6 +38,7 @@ export class ClassifyTree {
   constructor(
     private readonly engine: Engine,
     private readonly classify: Classify,
+    private readonly heads?: Learned,
   ) {
     this.similarity = new Similarity(engine);
   }
@@ -56,10 +60,16 @@ export class ClassifyTree {
     signal?: AbortSignal,
   ): Promise<Billed<ClassifyTreeResult | { results: ClassifyTreeResult[] }>> {
     const { texts, list } = textsOf(input);
+    const heads = new Set<string>();
     const results = await this.engine.session(
       (run) =>
         Promise.all(
           texts.map(async (text) => {
+            const learned = await this.learned(text, input.tree, (jobs) => run.score(jobs));
+            if (learned) {
+              heads.add(learned.head);
+              return learned.result;
+            }
             const levels: TreeLevel[] = [];
             for (let tree: Tree | undefined = input.tree; tree;) {
               const labels = levelLabels(tree);
@@ -78,11 +88,7 @@ export class ClassifyTree {
                 input_tokens: scored!.promptTokens,
                 inference_ms: Math.round(scored!.decodeMs),
               });
-              const node: string | TreeNode | undefined = tree[decided.label];
-              tree =
-                typeof node === 'object' && node.labels && Object.keys(node.labels).length > 0
-                  ? node.labels
-                  : undefined;
+              tree = childrenOf(tree[decided.label]);
             }
             return {
               path: levels.map((l) => l.label),
@@ -99,6 +105,41 @@ export class ClassifyTree {
       body: shaped(results, list),
       inputChars: results.reduce((n, r) => n + r.levels.reduce((m, l) => m + l.input_chars, 0), 0),
       inputTokens: results.reduce((n, r) => n + r.levels.reduce((m, l) => m + l.input_tokens, 0), 0),
+      ...(heads.size > 0 ? { heads: [...heads] } : {}),
+    };
+  }
+
+  /**
+   * The text's result by the tree's head, if it has one: one reading of the whole tree, so the
+   * first level carries what it read and cost (the text and every label of the tree) and the
+   * levels below it none.
+   */
+  private async learned(
+    text: string,
+    tree: Tree,
+    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+  ): Promise<{ head: string; result: ClassifyTreeResult } | undefined> {
+    const out = await this.heads?.decide({ capability: 'classify-tree', tree }, [text], score);
+    if (!out) return undefined;
+    const paths = out.outcomes.map((o) => JSON.parse(o) as string[]);
+    const { path, levels } = treeResultOf(tree, paths, out.probabilities[0]!);
+    const cost = (i: number) =>
+      i === 0
+        ? {
+            input_chars: text.length + treeChars(tree),
+            input_tokens: out.promptTokens,
+            inference_ms: Math.round(out.decodeMs),
+          }
+        : { input_chars: 0, input_tokens: 0, inference_ms: 0 };
+    return {
+      head: out.head,
+      result: {
+        path,
+        label: path[path.length - 1]!,
+        probability: levels.reduce((p, l) => p * l.probability, 1),
+        confidence: levels.reduce((p, l) => p * l.confidence, 1),
+        levels: levels.map((l, i) => ({ ...l, ...cost(i) })),
+      },
     };
   }
 }

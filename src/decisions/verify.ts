@@ -1,6 +1,9 @@
 // verify: what the text says for a field (the span kernel copies every value it gives), whether
 // the given value agrees with it (numbers compared as numbers: "2,000 USD" matches 2000, "three"
-// matches 3), and the model's probability that the text states this value for the field.
+// matches 3), and the model's probability that the text states this value for the field. With a
+// head fitted for the field (src/heads), the head decides `matches` and `probability`; `found`
+// is still the route's own reading.
+import type { ScoreJob } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
 import { calibration, platt } from './distribution.js';
@@ -9,6 +12,7 @@ import { Prompt } from './prompt.js';
 import { Source } from './source.js';
 import { Reader } from './windows.js';
 import { shaped, textsOf } from './texts.js';
+import type { Learned } from './learned.js';
 import type { Static } from '@sinclair/typebox';
 import type { VerifyRequest, VerifyResult as VerifyResultSchema } from '../api/verify.js';
 
@@ -27,7 +31,10 @@ export class Verify {
   private readonly yesNo: Int32Array; // the first tokens of "Yes" and "No"
   private readonly reader: Reader;
 
-  constructor(private readonly engine: Engine) {
+  constructor(
+    private readonly engine: Engine,
+    private readonly heads?: Learned,
+  ) {
     this.prompt = new Prompt(engine, SYSTEM);
     this.reader = new Reader(engine);
     this.none = this.prompt.option('None')[0]!;
@@ -56,10 +63,23 @@ export class Verify {
       this.prompt.branch(`Field: ${field}`),
       this.prompt.branch(`Yes or no: does the text give "${value}" as the ${field}?`),
     ];
-    const found = await this.engine.spans(
-      sources.map((source) => source.job(this.prompt.prefix(`Text: ${source.text}\n\n`), branches, how)),
-      signal,
-    );
+    const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);
+    const fieldDefinition = {
+      name: input.field.name,
+      ...(input.field.description ? { description: input.field.description } : {}),
+    };
+    const [found, learned] = await Promise.all([
+      this.engine.spans(
+        sources.map((source) => source.job(this.prompt.prefix(`Text: ${source.text}\n\n`), branches, how)),
+        signal,
+      ),
+      this.heads?.decide(
+        { capability: 'verify', field: fieldDefinition },
+        texts,
+        score,
+        texts.map(() => value),
+      ),
+    ]);
     const results = sources.map((source, i): VerifyResult => {
       const r = found[i]!;
       const spans = r.spans[0]!;
@@ -69,7 +89,7 @@ export class Verify {
       // The model's judgement and whether a value the text gives agrees (+1), none does (-1) or the
       // text gives none (0), mapped to one probability by the fitted map; it decides.
       const agreement = values.length === 0 ? 0 : values.some((v) => agrees(v, input.value)) ? 1 : -1;
-      const probability = platt(calibration.verify, yes! - no!, agreement);
+      const probability = learned ? learned.probabilities[i]![1]! : platt(calibration.verify, yes! - no!, agreement);
       const matches = probability >= 0.5;
       return { matches, probability, found: [...new Set(values)] };
     });
@@ -78,7 +98,8 @@ export class Verify {
       inputChars:
         charsOf(input.text, input.texts) +
         (charsOf(input.field.name, input.field.description) + value.length) * texts.length,
-      inputTokens: found.reduce((n, r) => n + r.promptTokens, 0),
+      inputTokens: found.reduce((n, r) => n + r.promptTokens, 0) + (learned?.promptTokens ?? 0),
+      ...(learned ? { heads: [learned.head] } : {}),
     };
   }
 }

@@ -20,16 +20,22 @@ export class HeadDecisions implements Learned {
     this.reader = new HeadReader(engine);
   }
 
-  async decide(definition: Definition, texts: string[], score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>) {
+  async decide(
+    definition: Definition,
+    texts: string[],
+    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+    values?: string[],
+  ) {
     const sig = signatureOf(definition);
     const head = this.heads.find(sig);
     if (!head) return undefined;
-    const { readings, promptTokens } = await this.reader.read(sig, texts, score);
+    const { readings, promptTokens, decodeMs } = await this.reader.read(sig, texts, score, values);
     return {
       head: head.id,
       outcomes: sig.outcomes,
       probabilities: readings.map((r) => normalise(headScores(head.params, r.hidden, r.base))),
       promptTokens,
+      decodeMs,
     };
   }
 }

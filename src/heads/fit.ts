@@ -21,15 +21,20 @@ import {
   describeDefinition,
   HEAD_CAPABILITIES,
   rateSignature,
+  treeSignature,
+  verifySignature,
   yesNoSignature,
   type Signature,
 } from './signature.js';
+import { childrenOf, type Tree } from '../decisions/tree-paths.js';
 
 /** One labelled text of the file. */
 export interface Labelled {
   line: number;
   sig: Signature;
   text: string;
+  /** verify's value, as the route reads it. */
+  value?: string;
   outcome: number;
 }
 
@@ -112,12 +117,42 @@ function parseLine(raw: string, line: number): Labelled {
     if (outcome < 0) throw bad(`expect.label: ${JSON.stringify(expect.label)} is not one of req.labels`);
     return { line, sig, text: req.text, outcome };
   }
+  if (cap === 'classify-tree') {
+    const path = treePath(req.tree as Tree, expect.path, bad);
+    const sig = treeSignature(req.tree as Tree);
+    return { line, sig, text: req.text, outcome: sig.outcomes.indexOf(JSON.stringify(path)) };
+  }
+  if (cap === 'verify') {
+    if (typeof expect.matches !== 'boolean') throw bad('expect.matches: true or false');
+    const field = req.field as { name: string; description?: string };
+    const sig = verifySignature(field.name, field.description);
+    return { line, sig, text: req.text, value: String(req.value), outcome: expect.matches ? 1 : 0 };
+  }
   const scale = req.scale as string[];
   const level = expect.level;
   if (!Number.isInteger(level) || (level as number) < 0 || (level as number) >= scale.length) {
     throw bad(`expect.level: an integer from 0 to ${scale.length - 1}`);
   }
   return { line, sig: rateSignature(scale), text: req.text, outcome: level as number };
+}
+
+/** expect.path checked against the tree: labels from the top to a leaf, as the route answers. */
+function treePath(tree: Tree, path: unknown, bad: (msg: string) => Error): string[] {
+  if (!Array.isArray(path) || path.length === 0 || !path.every((p) => typeof p === 'string')) {
+    throw bad('expect.path: a list of labels from the top of req.tree to a leaf');
+  }
+  let level: Tree | undefined = tree;
+  for (const [i, name] of (path as string[]).entries()) {
+    if (!level) throw bad(`expect.path: ${JSON.stringify(path[i - 1])} is a leaf; the path ends there`);
+    if (!Object.hasOwn(level, name)) {
+      const where = i === 0 ? 'the top of req.tree' : JSON.stringify(path[i - 1]);
+      throw bad(`expect.path: ${JSON.stringify(name)} is not a label under ${where}`);
+    }
+    level = childrenOf(level[name]);
+  }
+  if (level)
+    throw bad(`expect.path: ends at ${JSON.stringify(path.at(-1))}, which has labels under it (a path runs to a leaf)`);
+  return path as string[];
 }
 
 /** Reads, fits and (with a store) stores one head per signature of `examples`. */
@@ -159,6 +194,7 @@ export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOp
         sig,
         chunk.map((e) => e.text),
         (jobs) => engine.score(jobs),
+        sig.definition.capability === 'verify' ? chunk.map((e) => e.value!) : undefined,
       );
       readings.forEach((r, k) => read.push({ ...r, label: chunk[k]!.outcome }));
       done += chunk.length;

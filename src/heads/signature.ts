@@ -1,13 +1,15 @@
 // What defines a decision, whatever text it is asked of: the capability and its definition (the
-// label set with its descriptions, the scale, the statement with its hints). Requests with the same
-// signature ask the same decision, so one head, fitted on examples of that signature, serves them
-// all. The label set is a set: listed in any order, it is the same signature.
+// label set with its descriptions, the tree, the scale, the statement with its hints, verify's
+// field). Requests with the same signature ask the same decision, so one head, fitted on examples
+// of that signature, serves them all. The label set is a set: listed in any order, it is the same
+// signature; so is a tree whose labels are listed in another order at any level.
 import { createHash } from 'node:crypto';
 import type { Label } from '../decisions/labels.js';
 import type { Definition } from '../decisions/learned.js';
+import { canonicalTree, leafPaths, type Tree } from '../decisions/tree-paths.js';
 
 export type { Definition } from '../decisions/learned.js';
-export const HEAD_CAPABILITIES = ['yes-no', 'classify', 'rate'] as const;
+export const HEAD_CAPABILITIES = ['yes-no', 'classify', 'classify-tree', 'rate', 'verify'] as const;
 
 export interface Signature {
   definition: Definition;
@@ -15,7 +17,10 @@ export interface Signature {
   key: string;
   /** 'head_' and 16 hex digits of the key's SHA-256. */
   id: string;
-  /** The outcomes a head chooses among, in a fixed order: false/true, labels by name, levels. */
+  /**
+   * The outcomes a head chooses among, in a fixed order: false/true (yes-no, verify), labels by
+   * name, leaf paths (the JSON of each path's labels, in the canonical tree's order), levels.
+   */
   outcomes: string[];
 }
 
@@ -51,16 +56,37 @@ export function rateSignature(scale: string[]): Signature {
   return signature({ capability: 'rate', scale: [...scale] }, [...scale]);
 }
 
+/** A tree's signature: the canonical tree; its outcomes are its leaf paths. */
+export function treeSignature(tree: Tree): Signature {
+  const canonical = canonicalTree(tree);
+  return signature(
+    { capability: 'classify-tree', tree: canonical },
+    leafPaths(canonical).map((path) => JSON.stringify(path)),
+  );
+}
+
+/** verify's signature: the field, its name and description (the value is asked per text). */
+export function verifySignature(name: string, description?: string): Signature {
+  return signature({ capability: 'verify', field: { name, ...(description ? { description } : {}) } }, [
+    'false',
+    'true',
+  ]);
+}
+
 /** The signature of a decision's definition (as decisions state it to Learned). */
 export function signatureOf(d: Definition): Signature {
   if (d.capability === 'yes-no') return yesNoSignature(d.statement, d.when_true, d.when_false);
   if (d.capability === 'classify') return classifySignature(d.labels);
+  if (d.capability === 'classify-tree') return treeSignature(d.tree);
+  if (d.capability === 'verify') return verifySignature(d.field.name, d.field.description);
   return rateSignature(d.scale);
 }
 
-/** A short description for listings: the statement, or the number of labels or levels. */
+/** A short description for listings: the statement, the field, or the number of labels, leaves or levels. */
 export function describeDefinition(d: Definition): string {
   if (d.capability === 'yes-no') return JSON.stringify(d.statement);
   if (d.capability === 'classify') return `${d.labels.length} labels`;
+  if (d.capability === 'classify-tree') return `tree of ${leafPaths(d.tree).length} leaves`;
+  if (d.capability === 'verify') return `field ${JSON.stringify(d.field.name)}`;
   return `${d.scale.length} levels`;
 }
