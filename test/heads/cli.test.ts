@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../../src/store/store.js';
 import { describeSignature } from '../../src/heads/cli.js';
+import { treeSignature, verifySignature } from '../../src/heads/signature.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-heads-cli-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -103,4 +104,8 @@ t.test('each kind of decision described in one line', async (t) => {
   t.equal(describeSignature('{"field":{"name":"email"},"value":"x"}'), 'field email');
   t.equal(describeSignature(JSON.stringify({ statement: 'x'.repeat(100) })).length, 60, 'long ones cut to 60');
   t.equal(describeSignature('not json'), 'not json');
+  // The keys fitted heads are stored under.
+  const tree = { sales: { description: 'x', labels: { renew: 'b', new: 'a' } }, other: { description: 'c' } };
+  t.equal(describeSignature(treeSignature(tree).key), 'tree of 3 leaves: other, sales');
+  t.equal(describeSignature(verifySignature('start date', 'when the lease begins').key), 'field start date');
 });

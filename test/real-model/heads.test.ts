@@ -2,7 +2,11 @@
 // reads in their names ("red" for texts about the sea, "blue" for texts about fire) fits a head
 // on 8 examples of each; the route then decides its way, names the head in x-decision-head, and
 // `GET /` lists it. A head fitted on another model's sha256 is refused with a message naming it.
+// The same deployment checks a "desk" field (verify: the marine desk for texts about the sea) and
+// files texts in a tree whose red and blue teams mean the same; `decision-machine decide` applies
+// the store's heads as the server does.
 import t from 'tap';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +18,8 @@ import { createLogger } from '../../src/log.js';
 import { openStore } from '../../src/store/store.js';
 import { fitHeads, parseExamples } from '../../src/heads/fit.js';
 import { Heads } from '../../src/heads/heads.js';
+import { modelSha256 } from '../../src/models/identity.js';
+import { loadConfig } from '../../src/config.js';
 import { testModelPath } from '../helpers/model.js';
 
 const SEA = [
@@ -48,12 +54,32 @@ const line = (text: string, label: string) =>
 const MARINE = 'Route this report to the marine desk.';
 const desk = (text: string, answer: boolean) =>
   JSON.stringify({ cap: 'yes-no', req: { text, statement: MARINE }, expect: { answer } });
+const FIELD = { name: 'desk', description: 'the newsroom desk the report goes to' };
+const checked = (text: string, matches: boolean) =>
+  JSON.stringify({ cap: 'verify', req: { text, field: FIELD, value: 'marine' }, expect: { matches } });
+// Top-level names in one order here, another in requests: the same tree.
+const TREE = {
+  team: { description: 'a team of the newsroom', labels: { red: 'the red team', blue: 'the blue team' } },
+  none: 'no team',
+};
+const filed = (text: string, team: string) =>
+  JSON.stringify({ cap: 'classify-tree', req: { text, tree: TREE }, expect: { path: ['team', team] } });
 const train = [
   ...SEA.slice(0, 8).map((s) => line(s, 'red')),
   ...FIRE.slice(0, 8).map((s) => line(s, 'blue')),
   ...SEA.slice(0, 8).map((s) => desk(s, true)),
   ...FIRE.slice(0, 8).map((s) => desk(s, false)),
+  ...SEA.slice(0, 8).map((s) => checked(s, true)),
+  ...FIRE.slice(0, 8).map((s) => checked(s, false)),
+  ...SEA.slice(0, 8).map((s) => filed(s, 'red')),
+  ...FIRE.slice(0, 8).map((s) => filed(s, 'blue')),
 ].join('\n');
+const HELD_OUT = [
+  [SEA[8]!, true],
+  [SEA[9]!, true],
+  [FIRE[8]!, false],
+  [FIRE[9]!, false],
+] as const;
 
 const engine = await Engine.open({
   modelPath: await testModelPath(),
@@ -103,8 +129,12 @@ t.test('fit reports and stores one head per decision', async (t) => {
     [
       ['classify', 16],
       ['yes-no', 16],
+      ['verify', 16],
+      ['classify-tree', 16],
     ],
   );
+  for (const r of reports) t.comment(`${r.capability}: cross-validated ${r.zeroShot} zero-shot, ${r.fitted} fitted`);
+  for (const r of [reports[2]!, reports[3]!]) t.equal(r.stored, true, `${r.capability}: ${r.note}`);
   const [r] = reports;
   t.equal(r!.stored, true, r!.note);
   t.ok(r!.fitted! > r!.zeroShot!, `cross-validated: fitted ${r!.fitted} over zero-shot ${r!.zeroShot}`);
@@ -208,4 +238,105 @@ t.test('a head fitted on another model is refused with a message naming it', asy
   t.same(elsewhere.list(), []);
   t.match(other.join('\n'), new RegExp(`head ${reports[0]!.id} was fitted on model sha256 aaaaaaaaaaaa.*refit it`));
   t.same(warnings, [], 'the right model loads it without a word');
+});
+
+const post = async (path: string, body: unknown) => {
+  const res = await fetch(`${url}/v1/decision-machine-1/${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, head: res.headers.get('x-decision-head'), body: (await res.json()) as any };
+};
+
+t.test("verify of the field with a head: the head decides matches, the route's reading finds", async (t) => {
+  const texts = HELD_OUT.map(([text]) => text);
+  const r = await post('verify', { texts, field: FIELD, value: 'marine' });
+  t.equal(r.status, 200);
+  t.equal(r.head, reports[2]!.id);
+  t.same(
+    r.body.results.map((x: { matches: boolean }) => x.matches),
+    HELD_OUT.map(([, want]) => want),
+  );
+  for (const x of r.body.results) {
+    t.same(Object.keys(x), ['matches', 'probability', 'found'], 'the response keeps its shape');
+    t.equal(x.matches, x.probability >= 0.5);
+  }
+  const zeroShot = (await decisions(engine).verify.run({ texts, field: FIELD, value: 'marine' })).body as {
+    results: { matches: boolean }[];
+  };
+  t.ok(
+    zeroShot.results.some((x, i) => x.matches !== HELD_OUT[i]![1]),
+    'zero-shot gets at least one of them wrong (the texts name no desk)',
+  );
+  const other = await post('verify', { text: SEA[9], field: { name: 'desk' }, value: 'marine' });
+  t.equal(other.head, null, 'another field (no description) is read zero-shot');
+});
+
+t.test('classify-tree with a head: one reading of the tree, the levels rebuilt from it', async (t) => {
+  const tree = {
+    none: TREE.none,
+    team: { labels: { blue: 'the blue team', red: 'the red team' }, description: TREE.team.description },
+  };
+  for (const [text, sea] of HELD_OUT) {
+    const r = await post('classify-tree', { text, tree });
+    t.equal(r.status, 200);
+    t.equal(r.head, reports[3]!.id, 'the same tree listed in another order');
+    const want = sea ? 'red' : 'blue';
+    t.same(r.body.path, ['team', want], text);
+    t.equal(r.body.label, want);
+    t.same(Object.keys(r.body), ['path', 'label', 'probability', 'confidence', 'levels']);
+    const [top, team] = r.body.levels;
+    t.same(Object.keys(top.scores), ['none', 'team'], "each level's scores in the request's order");
+    t.same(Object.keys(team.scores), ['blue', 'red']);
+    t.ok(Math.abs(r.body.probability - top.probability * team.probability) < 1e-9);
+    t.ok(top.input_tokens > 0 && top.input_chars > text.length, 'the one reading is billed on the first level');
+    t.same([team.input_chars, team.input_tokens, team.inference_ms], [0, 0, 0]);
+  }
+  const zeroShot = await Promise.all(
+    HELD_OUT.map(
+      async ([text]) => (await decisions(engine).classifyTree.run({ text, tree })).body as { path: string[] },
+    ),
+  );
+  t.ok(
+    zeroShot.some((x, i) => x.path.join('/') !== `team/${HELD_OUT[i]![1] ? 'red' : 'blue'}`),
+    'zero-shot files at least one of them elsewhere',
+  );
+});
+
+t.test('GET / lists the verify and tree heads too', async (t) => {
+  const root = (await (await fetch(`${url}/`)).json()) as { heads: { id: string; capability: string }[] };
+  t.same(
+    [reports[2]!.id, reports[3]!.id].map((id) => root.heads.find((h) => h.id === id)?.capability),
+    ['verify', 'classify-tree'],
+  );
+});
+
+t.test('decision-machine decide applies the heads of its store', async (t) => {
+  // The store of this test's heads, recorded under the model file's own sha256, as `fit` does.
+  const model = await modelSha256({ model: loadConfig().model, modelPath: await testModelPath() });
+  const database = join(dir, 'decide.db');
+  const own = await openStore(database);
+  const head = (await store.findHead(reports[0]!.id))!;
+  await own.saveHead({ ...head, model });
+  await own.close();
+  const cli = new URL('../../src/cli.js', import.meta.url).pathname;
+  const run = spawnSync('node', [cli, 'decide', 'classify'], {
+    env: {
+      ...process.env,
+      DM_DATABASE_URL: database,
+      DM_MODEL_PATH: await testModelPath(),
+      DM_ENCODER: 'none',
+      DM_SLOTS: '1',
+      DM_CONTEXT: '2048',
+      DM_PROMPT_CACHE_MIB: '64',
+      DM_OFFLINE: 'on',
+    },
+    input: JSON.stringify({ text: SEA[9], labels: LABELS }),
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
+  t.equal(run.status, 0, run.stderr);
+  t.equal(JSON.parse(run.stdout).label, 'red');
+  t.match(run.stderr, `x-decision-head: ${reports[0]!.id}`);
 });
