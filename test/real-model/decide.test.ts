@@ -10,9 +10,13 @@ import { testModelPath } from '../helpers/model.js';
 
 const cli = new URL('../../src/cli.js', import.meta.url).pathname;
 const modelPath = await testModelPath();
-// The engine settings of the test server, so both read the prompt alike.
+const dir = mkdtempSync(join(tmpdir(), 'dm-decide-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+// The engine settings of the test server, so both read the prompt alike; a store of its own (no
+// heads: decide applies the heads of the store it is given).
 const env = {
   ...process.env,
+  DM_DATABASE_URL: join(dir, 'service.db'),
   DM_MODEL_PATH: modelPath,
   DM_ENCODER: 'none',
   DM_SLOTS: '2',
@@ -21,8 +25,6 @@ const env = {
   DM_PROMPT_CACHE_MIB: '64',
   DM_OFFLINE: 'on',
 };
-const dir = mkdtempSync(join(tmpdir(), 'dm-decide-'));
-t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const server = await startServer(undefined, { modelPath });
 t.teardown(server.close);
 
