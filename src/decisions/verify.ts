@@ -3,7 +3,7 @@
 // matches 3), and the model's probability that the text states this value for the field. With a
 // head fitted for the field (src/heads), the head decides `matches` and `probability`; `found`
 // is still the route's own reading.
-import type { ScoreJob } from '../binding.js';
+import type { ScoreJob, SpanResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
 import { calibration, platt } from './distribution.js';
@@ -19,8 +19,9 @@ import type { VerifyRequest, VerifyResult as VerifyResultSchema } from '../api/v
 export type VerifyInput = Static<typeof VerifyRequest>;
 export type VerifyResult = Static<typeof VerifyResultSchema>;
 
-// One system prompt for both branches: finding the values and checking the given one.
-const SYSTEM =
+// One system prompt for both branches: finding the values and checking the given one. A fitted
+// head reads the check branch of this same prompt (src/heads/reading.ts), on the prefix just read.
+export const VERIFY_SYSTEM =
   'You read a field from a text. Copy every value the text gives for the field, exact words from the text, ' +
   'one per line; if the text gives no value for it, reply None. Asked a yes/no question, reply Yes or No.';
 
@@ -35,7 +36,7 @@ export class Verify {
     private readonly engine: Engine,
     private readonly heads?: Learned,
   ) {
-    this.prompt = new Prompt(engine, SYSTEM);
+    this.prompt = new Prompt(engine, VERIFY_SYSTEM);
     this.reader = new Reader(engine);
     this.none = this.prompt.option('None')[0]!;
     this.separator = this.prompt.option('\n')[0]!;
@@ -44,52 +45,43 @@ export class Verify {
 
   async run(input: VerifyInput, signal?: AbortSignal): Promise<Billed<VerifyResult | { results: VerifyResult[] }>> {
     const { texts, list } = textsOf(input);
-    const field = input.field.description ? `${input.field.name} (${input.field.description})` : input.field.name;
+    const field = fieldWords(input.field);
     const value = String(input.value);
-    const excerpts = await Promise.all(texts.map((t) => this.reader.focus(t, [`${field}: ${value}`])));
+    const excerpts = await Promise.all(texts.map((t) => this.reader.focus(t, [focusQuery(field, value)])));
     const sources = excerpts.map((e) => new Source(this.engine, e));
-    // One job per text: the find branch copies the field's values, the check branch (asked on
-    // the same prefill) scores Yes against No at its first step.
+    // A head for the field reads the check question first, with hidden states, on the route's own
+    // prompt (src/heads/reading.ts); the span job then finds on the prefix it has just read.
+    const learned = await this.heads?.decide(
+      { capability: 'verify', field: input.field },
+      texts,
+      (jobs: ScoreJob[]) => this.engine.score(jobs, signal),
+      texts.map(() => value),
+    );
+    // One job per text: the find branch copies the field's values; without a head, the check
+    // branch (asked on the same prefill) scores Yes against No at its first step.
+    const check = learned ? {} : { firstOptions: this.yesNo, scoredBranches: 1 };
     const how = {
       separator: this.separator,
       none: this.none,
       maxSpanTokens: 24,
       maxSpans: 4,
       minListLogprob: Math.log(0.5),
-      firstOptions: this.yesNo,
-      scoredBranches: 1,
+      ...check,
     };
     const branches = [
       this.prompt.branch(`Field: ${field}`),
-      this.prompt.branch(`Yes or no: does the text give "${value}" as the ${field}?`),
+      ...(learned ? [] : [this.prompt.branch(checkQuestion(field, value))]),
     ];
-    const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);
-    const fieldDefinition = {
-      name: input.field.name,
-      ...(input.field.description ? { description: input.field.description } : {}),
-    };
-    const [found, learned] = await Promise.all([
-      this.engine.spans(
-        sources.map((source) => source.job(this.prompt.prefix(`Text: ${source.text}\n\n`), branches, how)),
-        signal,
-      ),
-      this.heads?.decide(
-        { capability: 'verify', field: fieldDefinition },
-        texts,
-        score,
-        texts.map(() => value),
-      ),
-    ]);
+    const found = await this.engine.spans(
+      sources.map((source) => source.job(this.prompt.prefix(`Text: ${source.text}\n\n`), branches, how)),
+      signal,
+    );
     const results = sources.map((source, i): VerifyResult => {
       const r = found[i]!;
       const spans = r.spans[0]!;
       const given = spans.length > 0 && r.noneLogprobs[0]! <= spans[0]!.firstLogprob;
       const values = given ? spans.map((s) => source.span(s.start, s.end)?.text).filter((t): t is string => !!t) : [];
-      const [yes, no] = r.firstLogprobs.subarray(2, 4); // the check branch: Yes, No
-      // The model's judgement and whether a value the text gives agrees (+1), none does (-1) or the
-      // text gives none (0), mapped to one probability by the fitted map; it decides.
-      const agreement = values.length === 0 ? 0 : values.some((v) => agrees(v, input.value)) ? 1 : -1;
-      const probability = learned ? learned.probabilities[i]![1]! : platt(calibration.verify, yes! - no!, agreement);
+      const probability = learned ? learned.probabilities[i]![1]! : zeroShot(r, values, input.value);
       const matches = probability >= 0.5;
       return { matches, probability, found: [...new Set(values)] };
     });
@@ -102,6 +94,31 @@ export class Verify {
       ...(learned ? { heads: [learned.head] } : {}),
     };
   }
+}
+
+/**
+ * The model's judgement (the check branch's Yes against No) and whether a value the text gives
+ * agrees (+1), none does (-1) or the text gives none (0), mapped to one probability by the fitted map.
+ */
+function zeroShot(r: SpanResult, values: string[], value: string | number): number {
+  const [yes, no] = r.firstLogprobs.subarray(2, 4); // the check branch: Yes, No
+  const agreement = values.length === 0 ? 0 : values.some((v) => agrees(v, value)) ? 1 : -1;
+  return platt(calibration.verify, yes! - no!, agreement);
+}
+
+/** The field as the prompts name it: its name, and its description in brackets. */
+export function fieldWords(field: { name: string; description?: string }): string {
+  return field.description ? `${field.name} (${field.description})` : field.name;
+}
+
+/** What a long text is read around: the windows most like "field: value". */
+export function focusQuery(field: string, value: string): string {
+  return `${field}: ${value}`;
+}
+
+/** The check branch: the value asked of the text for the field. */
+export function checkQuestion(field: string, value: string): string {
+  return `Yes or no: does the text give "${value}" as the ${field}?`;
 }
 
 /** A found span agrees with the value: as numbers when both carry one, else as normalised words. */

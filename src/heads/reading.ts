@@ -1,7 +1,8 @@
 // How a head reads a text: a prompt of its own per capability, with the decision's definition
-// first (the statement, the label list, the tree, the scale, the field: the same for every request
-// of a signature, so the prompt cache keeps it) and the text after it (with verify's value), so a
-// request pays only for its text. One job per signature, one branch per text. What is read at the
+// first (the statement, the label list, the tree, the scale: the same for every request of a
+// signature, so the prompt cache keeps it) and the text after it, so a request pays only for its
+// text; one job per signature, one branch per text. verify is read as its route reads it (the
+// route reads the text anyway): a job per text, the value in the branch. What is read at the
 // answer position: the model's hidden state (the head's features) and the log-probabilities of
 // each outcome's first token (its zero-shot reading, the head's offset). No option is decoded past
 // its first token.
@@ -10,6 +11,7 @@ import type { Engine } from '../engine/engine.js';
 import { labelList } from '../decisions/labels.js';
 import { claimLine, Prompt } from '../decisions/prompt.js';
 import { childrenOf, descriptionOf, leafPaths, type Tree } from '../decisions/tree-paths.js';
+import { checkQuestion, fieldWords, focusQuery, VERIFY_SYSTEM } from '../decisions/verify.js';
 import { Reader } from '../decisions/windows.js';
 import type { Definition, Signature } from './signature.js';
 
@@ -25,10 +27,7 @@ const SYSTEM: Record<Definition['capability'], string> = {
     "Labels are grouped; a group's description applies to every label in it. " +
     'Reply with the label exactly as written, without its group, nothing else.',
   rate: 'You rate texts on a scale. Reply with the level that fits best, nothing else.',
-  verify:
-    'You check values against texts. Answer Yes if the text gives the value for the field (numbers compare ' +
-    'as numbers, formatting aside), otherwise answer No: another value, the value of another field, or a ' +
-    'field the text does not give. Reply with one word: Yes or No.',
+  verify: VERIFY_SYSTEM,
 };
 
 // Case variants of each yes-no answer share its probability mass, as in yes-no.ts.
@@ -59,8 +58,8 @@ export class HeadReader {
   }
 
   /**
-   * Reads every text under one signature (one job); `score` is the engine's or a session's;
-   * `values`: verify's value per text.
+   * Reads every text under one signature; `score` is the engine's or a session's; `values`:
+   * verify's value per text.
    */
   async read(
     sig: Signature,
@@ -68,24 +67,29 @@ export class HeadReader {
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
     values?: string[],
   ): Promise<{ readings: Reading[]; promptTokens: number; decodeMs: number }> {
-    const { job, words } = await this.job(sig, texts, values);
-    const [r] = await score([job]);
+    const { jobs, words } = await this.jobs(sig, texts, values);
+    const scored = await score(jobs);
     const dim = this.engine.hiddenSize * this.layers.length;
-    const n = job.options.length;
-    const readings = texts.map((_, b) => {
-      const row = r!.logprobs.subarray(b * n, (b + 1) * n);
+    const n = jobs[0]!.options.length;
+    const readings = texts.map((_, i) => {
+      // One job with a branch per text, or (verify) a job per text.
+      const [r, b] = jobs.length === 1 ? [scored[0]!, i] : [scored[i]!, 0];
+      const row = r.logprobs.subarray(b * n, (b + 1) * n);
       return {
-        hidden: r!.hidden!.slice(b * dim, (b + 1) * dim),
+        hidden: r.hidden!.slice(b * dim, (b + 1) * dim),
         base: words.map((ws) => Math.log(ws.reduce((s, w) => s + Math.exp(row[w.option]!) / w.sharedBy, 0))),
       };
     });
-    return { readings, promptTokens: r!.promptTokens, decodeMs: r!.decodeMs };
+    return {
+      readings,
+      promptTokens: scored.reduce((t, r) => t + r.promptTokens, 0),
+      decodeMs: scored.reduce((t, r) => t + r.decodeMs, 0),
+    };
   }
 
-  private async job(sig: Signature, texts: string[], values?: string[]) {
+  private async jobs(sig: Signature, texts: string[], values?: string[]) {
     const d = sig.definition;
     const prompt = this.prompts[d.capability];
-    const branches = await Promise.all(texts.map((t, i) => this.branchText(d, t, values?.[i])));
     // Each outcome's words (one per outcome, but yes and no have two case variants; a leaf path is
     // written as its leaf's name), as first tokens.
     const written = sig.outcomes.map((o) =>
@@ -96,30 +100,55 @@ export class HeadReader {
           : [o],
     );
     const firsts = written.map((ws) => ws.map((w) => prompt.option(w)[0]!));
-    const options = [...new Set(firsts.flat())];
+    const tokens = [...new Set(firsts.flat())];
     const count = new Map<number, number>();
     for (const ts of firsts) for (const t of new Set(ts)) count.set(t, (count.get(t) ?? 0) + 1);
-    const job: ScoreJob = {
-      prefix: prompt.prefix(this.definitionText(d)),
-      branches: branches.map((b) => prompt.branch(b)),
-      options: options.map((t) => Int32Array.of(t)),
-      hidden: true,
-      hiddenLayers: this.layers,
-    };
+    const read = { options: tokens.map((t) => Int32Array.of(t)), hidden: true, hiddenLayers: this.layers };
+    const jobs: ScoreJob[] =
+      d.capability === 'verify'
+        ? await this.verifyJobs(d.field, texts, values, read)
+        : [
+            {
+              prefix: prompt.prefix(this.definitionText(d)),
+              branches: texts.map((t) => prompt.branch(this.branchText(d, t))),
+              ...read,
+            },
+          ];
     // An outcome's first token shared with others (labels "alarm_query" and "alarm_set") lends
     // each of them an equal part of its probability.
-    const words = firsts.map((ts) => ts.map((t) => ({ option: options.indexOf(t), sharedBy: count.get(t)! })));
-    return { job, words };
+    const words = firsts.map((ts) => ts.map((t) => ({ option: tokens.indexOf(t), sharedBy: count.get(t)! })));
+    return { jobs, words };
   }
 
-  /** What one branch reads: the text (a sample of a long one; verify's, around the value) and the question. */
-  private async branchText(d: Definition, text: string, value: string | undefined): Promise<string> {
-    if (d.capability === 'verify') {
-      if (value === undefined) throw new Error('a verify head reads a value with each text');
-      const field = d.field.description ? `${d.field.name} (${d.field.description})` : d.field.name;
-      const excerpt = await this.reader.focus(text, [`${field}: ${value}`]);
-      return `Text: ${excerpt.text}\n\nValue: ${value}\nDoes the text give this value for the field?`;
-    }
+  /**
+   * verify reads as its route does (src/decisions/verify.ts): a job per text, the route's prefix
+   * (the text, read around the value when long) and its check question as the branch. The route
+   * then skips its own check and finds the field's values on the prefix this job has just read,
+   * so a head adds little to the request.
+   */
+  private async verifyJobs(
+    f: { name: string; description?: string },
+    texts: string[],
+    values: string[] | undefined,
+    read: Pick<ScoreJob, 'options' | 'hidden' | 'hiddenLayers'>,
+  ): Promise<ScoreJob[]> {
+    if (values?.length !== texts.length) throw new Error('a verify head reads a value with each text');
+    const prompt = this.prompts.verify;
+    const field = fieldWords(f);
+    return Promise.all(
+      texts.map(async (text, i) => {
+        const excerpt = await this.reader.focus(text, [focusQuery(field, values[i]!)]);
+        return {
+          prefix: prompt.prefix(`Text: ${excerpt.text}\n\n`),
+          branches: [prompt.branch(checkQuestion(field, values[i]!))],
+          ...read,
+        };
+      }),
+    );
+  }
+
+  /** What one branch reads: the text (a sample of a long one) and the question. */
+  private branchText(d: Definition, text: string): string {
     const tail =
       d.capability === 'yes-no'
         ? ''
@@ -129,7 +158,7 @@ export class HeadReader {
     return `Text: ${this.reader.sample(text).text}${tail}`;
   }
 
-  private definitionText(d: Definition): string {
+  private definitionText(d: Exclude<Definition, { capability: 'verify' }>): string {
     if (d.capability === 'yes-no') {
       let s = claimLine(d.statement);
       if (d.when_true) s += `\nTrue when: ${d.when_true}`;
@@ -138,10 +167,6 @@ export class HeadReader {
     }
     if (d.capability === 'classify') return `Labels:\n${labelList(d.labels)}\n\n`;
     if (d.capability === 'classify-tree') return treeText(d.tree);
-    if (d.capability === 'verify') {
-      const { name, description } = d.field;
-      return `Field: ${name}${description ? ` (${description})` : ''}\n\n`;
-    }
     const scale = d.scale.map((s, i) => `${i}: ${s}`).join('\n');
     return `Scale from 0 (lowest) to ${d.scale.length - 1} (highest):\n${scale}\n\n`;
   }
