@@ -21,6 +21,8 @@ import { Heads } from '../../src/heads/heads.js';
 import { modelSha256 } from '../../src/models/identity.js';
 import { loadConfig } from '../../src/config.js';
 import { testModelPath } from '../helpers/model.js';
+import type { VerifyResult } from '../../src/decisions/verify.js';
+import type { ClassifyTreeResult } from '../../src/decisions/classify-tree.js';
 
 const SEA = [
   'The waves crashed against the harbour wall all night.',
@@ -240,22 +242,22 @@ t.test('a head fitted on another model is refused with a message naming it', asy
   t.same(warnings, [], 'the right model loads it without a word');
 });
 
-const post = async (path: string, body: unknown) => {
+const post = async <T>(path: string, body: unknown) => {
   const res = await fetch(`${url}/v1/decision-machine-1/${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-  return { status: res.status, head: res.headers.get('x-decision-head'), body: (await res.json()) as any };
+  return { status: res.status, head: res.headers.get('x-decision-head'), body: (await res.json()) as T };
 };
 
 t.test("verify of the field with a head: the head decides matches, the route's reading finds", async (t) => {
   const texts = HELD_OUT.map(([text]) => text);
-  const r = await post('verify', { texts, field: FIELD, value: 'marine' });
+  const r = await post<{ results: VerifyResult[] }>('verify', { texts, field: FIELD, value: 'marine' });
   t.equal(r.status, 200);
   t.equal(r.head, reports[2]!.id);
   t.same(
-    r.body.results.map((x: { matches: boolean }) => x.matches),
+    r.body.results.map((x) => x.matches),
     HELD_OUT.map(([, want]) => want),
   );
   for (const x of r.body.results) {
@@ -279,7 +281,7 @@ t.test('classify-tree with a head: one reading of the tree, the levels rebuilt f
     team: { labels: { blue: 'the blue team', red: 'the red team' }, description: TREE.team.description },
   };
   for (const [text, sea] of HELD_OUT) {
-    const r = await post('classify-tree', { text, tree });
+    const r = await post<ClassifyTreeResult>('classify-tree', { text, tree });
     t.equal(r.status, 200);
     t.equal(r.head, reports[3]!.id, 'the same tree listed in another order');
     const want = sea ? 'red' : 'blue';
