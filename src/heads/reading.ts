@@ -67,6 +67,7 @@ export class HeadReader {
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
     values?: string[],
   ): Promise<{ readings: Reading[]; promptTokens: number; decodeMs: number }> {
+    if (texts.length === 0) return { readings: [], promptTokens: 0, decodeMs: 0 };
     const { jobs, words } = await this.jobs(sig, texts, values);
     const scored = await score(jobs);
     const dim = this.engine.hiddenSize * this.layers.length;
