@@ -1,7 +1,8 @@
 // decision-machine fit FILE: fits a head per decision signature of a labelled JSONL file (see
 // src/heads/fit.ts) and stores them where keys and usage are stored (DM_DATABASE_URL), for every
 // server on that store to apply. Prints one row per signature: examples, the cross-validated
-// accuracy of the zero-shot reading and of the head, whether it was stored, and the time.
+// accuracy of the head's zero-shot reading and of the head, the route's accuracy on the examples
+// it was asked (src/heads/fit.ts), whether the head was stored, and the time.
 // Exit status: 0 fitted, 2 usage error, 4 the file is invalid (the line is named; nothing stored).
 import { readFile } from 'node:fs/promises';
 import { DEFAULTS, loadConfig, type Config } from '../config.js';
@@ -57,7 +58,7 @@ export async function fitCommand(args: string[]): Promise<number> {
 function table(reports: SignatureReport[]): string {
   const pct = (x: number | null) => (x === null ? '-' : `${(100 * x).toFixed(1)}%`);
   const rows = [
-    ['head', 'capability', 'decision', 'examples', 'zero-shot', 'fitted', 'stored', 'seconds'],
+    ['head', 'capability', 'decision', 'examples', 'zero-shot', 'fitted', 'route', 'stored', 'seconds'],
     ...reports.map((r) => [
       r.id,
       r.capability,
@@ -65,6 +66,7 @@ function table(reports: SignatureReport[]): string {
       String(r.examples),
       pct(r.zeroShot),
       pct(r.fitted),
+      r.route === null ? '-' : `${pct(r.route)} of ${r.routeExamples}`,
       r.stored ? 'yes' : `no: ${r.note}`,
       r.seconds.toFixed(1),
     ]),

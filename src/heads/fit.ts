@@ -4,9 +4,13 @@
 // zero-shot reading), and a head is fitted where cross-validation shows it beats the zero-shot
 // reading: the penalty is chosen among a few strengths by stratified k-fold accuracy, the zero-shot
 // reading itself being one of the candidates, so a few examples cannot make a decision worse on
-// average. Nothing is stored unless the whole file is valid.
+// average. A head that passes is then checked against the route itself (the shipped zero-shot
+// decision, which reads whole option names and is often better than the head's own first-token
+// reading) on a stratified sample read within a time budget: where the route is right more often
+// than the head's cross-validated choices on those examples, the head is not stored. Nothing is
+// stored unless the whole file is valid.
 import type { Engine } from '../engine/engine.js';
-import { CAPABILITIES } from '../decisions/capabilities.js';
+import { CAPABILITIES, Opened } from '../decisions/capabilities.js';
 import { labelsOf } from '../decisions/labels.js';
 import { ServiceError } from '../errors.js';
 import { Progress } from '../models/progress.js';
@@ -33,6 +37,8 @@ export interface Labelled {
   line: number;
   sig: Signature;
   text: string;
+  /** The line's validated request, as the route would be asked it. */
+  req: Record<string, unknown>;
   /** verify's value, as the route reads it. */
   value?: string;
   outcome: number;
@@ -48,6 +54,9 @@ export interface SignatureReport {
   /** Cross-validated accuracy of the zero-shot reading and of the chosen head (null: not fitted). */
   zeroShot: number | null;
   fitted: number | null;
+  /** The route's accuracy on the examples it was asked (`routeExamples` of them; null: not asked). */
+  route: number | null;
+  routeExamples: number;
   /** The chosen penalty strength; null when the zero-shot reading was kept. */
   strength: number | null;
   stored: boolean;
@@ -64,11 +73,15 @@ export interface FitOptions {
   progress?: NodeJS.WritableStream & { isTTY?: boolean };
   folds?: number;
   seed?: number;
+  /** Seconds the route may spend per signature on the check against it (default 60; 0: no check). */
+  routeSeconds?: number;
 }
 
 const MIN_EXAMPLES = 8;
 const STRENGTHS = [Infinity, 0.1, 0.01, 0.001];
 const CHUNK = 16; // texts per job
+const ROUTE_SECONDS = 60;
+const ROUTE_MAX = 64; // examples the route is asked at most, per signature
 
 /** Parses the file; throws a ServiceError naming the first bad line. */
 export function parseExamples(content: string): Labelled[] {
@@ -109,31 +122,31 @@ function parseLine(raw: string, line: number): Labelled {
     if (typeof req.statement !== 'string') throw bad('req.statement: one statement per line');
     if (typeof expect.answer !== 'boolean') throw bad('expect.answer: true or false');
     const sig = yesNoSignature(req.statement, req.when_true as string, req.when_false as string);
-    return { line, sig, text: req.text, outcome: expect.answer ? 1 : 0 };
+    return { line, sig, text: req.text, req, outcome: expect.answer ? 1 : 0 };
   }
   if (cap === 'classify') {
     const sig = classifySignature(labelsOf(req.labels as string[] | Record<string, string>));
     const outcome = sig.outcomes.indexOf(expect.label as string);
     if (outcome < 0) throw bad(`expect.label: ${JSON.stringify(expect.label)} is not one of req.labels`);
-    return { line, sig, text: req.text, outcome };
+    return { line, sig, text: req.text, req, outcome };
   }
   if (cap === 'classify-tree') {
     const path = treePath(req.tree as Tree, expect.path, bad);
     const sig = treeSignature(req.tree as Tree);
-    return { line, sig, text: req.text, outcome: sig.outcomes.indexOf(JSON.stringify(path)) };
+    return { line, sig, text: req.text, req, outcome: sig.outcomes.indexOf(JSON.stringify(path)) };
   }
   if (cap === 'verify') {
     if (typeof expect.matches !== 'boolean') throw bad('expect.matches: true or false');
     const field = req.field as { name: string; description?: string };
     const sig = verifySignature(field.name, field.description);
-    return { line, sig, text: req.text, value: String(req.value), outcome: expect.matches ? 1 : 0 };
+    return { line, sig, text: req.text, req, value: String(req.value), outcome: expect.matches ? 1 : 0 };
   }
   const scale = req.scale as string[];
   const level = expect.level;
   if (!Number.isInteger(level) || (level as number) < 0 || (level as number) >= scale.length) {
     throw bad(`expect.level: an integer from 0 to ${scale.length - 1}`);
   }
-  return { line, sig: rateSignature(scale), text: req.text, outcome: level as number };
+  return { line, sig: rateSignature(scale), text: req.text, req, outcome: level as number };
 }
 
 /** expect.path checked against the tree: labels from the top to a leaf, as the route answers. */
@@ -160,6 +173,7 @@ export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOp
   const groups = new Map<string, Labelled[]>();
   for (const e of examples) groups.set(e.sig.id, [...(groups.get(e.sig.id) ?? []), e]);
   const reader = new HeadReader(engine);
+  const route = new Opened(engine); // the decisions as shipped: no heads
   const progress = opts.progress && new Progress('reading', examples.length, opts.progress, 'none', 'items');
   let done = 0;
   const reports: SignatureReport[] = [];
@@ -174,6 +188,8 @@ export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOp
       outcomes: sig.outcomes.length,
       zeroShot: null,
       fitted: null,
+      route: null,
+      routeExamples: 0,
       strength: null,
       stored: false,
       seconds: 0,
@@ -204,8 +220,18 @@ export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOp
     report.zeroShot = chosen.zeroShot;
     report.fitted = chosen.accuracy;
     report.strength = chosen.strength;
+    const checked =
+      chosen.strength === null
+        ? undefined
+        : await againstRoute(route, group, chosen.predictions, opts.seed ?? 1, opts.routeSeconds ?? ROUTE_SECONDS);
+    if (checked) {
+      report.route = checked.route / checked.examples;
+      report.routeExamples = checked.examples;
+    }
     if (chosen.strength === null) report.note = 'the zero-shot reading was as good: nothing stored';
-    else {
+    else if (checked && checked.route > checked.head) {
+      report.note = `the route was right on ${checked.route} of ${checked.examples} examples, the head on ${checked.head}: nothing stored`;
+    } else {
       const projected = new Projected(read, opts.seed ?? 1);
       const all = read.map((_, i) => i);
       const params = projected.params(fit(projected, all, sig.outcomes.length, chosen.strength), sig.outcomes.length);
@@ -217,6 +243,7 @@ export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOp
         report: {
           zero_shot_cv_accuracy: chosen.zeroShot,
           fitted_cv_accuracy: chosen.accuracy,
+          ...(checked ? { route_accuracy: checked.route / checked.examples, route_examples: checked.examples } : {}),
           folds: chosen.folds,
           seconds: Number(report.seconds.toFixed(1)),
         },
@@ -250,7 +277,7 @@ export function choose(
   outcomes: number,
   folds: number,
   seed: number,
-): { strength: number | null; accuracy: number; zeroShot: number; folds: number } {
+): { strength: number | null; accuracy: number; zeroShot: number; folds: number; predictions: number[] } {
   const zeroShot = mean(examples.map((e) => (argmax(e.base) === e.label ? 1 : 0)));
   const fold = stratifiedFolds(
     examples.map((e) => e.label),
@@ -259,20 +286,82 @@ export function choose(
   );
   const k = Math.max(...fold) + 1;
   const p = new Projected(examples, seed);
-  let best = { strength: null as number | null, accuracy: zeroShot };
+  // `predictions`: each example's out-of-fold choice (the zero-shot reading's where it is kept).
+  let best = { strength: null as number | null, accuracy: zeroShot, predictions: examples.map((e) => argmax(e.base)) };
   if (k < 2) return { ...best, zeroShot, folds: k };
   for (const strength of STRENGTHS) {
-    let right = 0;
+    const predictions = new Array<number>(examples.length);
     for (let f = 0; f < k; f++) {
       const train = fold.flatMap((g, i) => (g === f ? [] : [i]));
       const test = fold.flatMap((g, i) => (g === f ? [i] : []));
       const fitted = fit(p, train, outcomes, strength);
-      predict(p, fitted, test).forEach((p, j) => (right += p === examples[test[j]!]!.label ? 1 : 0));
+      predict(p, fitted, test).forEach((p, j) => (predictions[test[j]!] = p));
     }
-    const accuracy = right / examples.length;
-    if (accuracy > best.accuracy + 1e-9) best = { strength, accuracy };
+    const accuracy = mean(predictions.map((p, i) => (p === examples[i]!.label ? 1 : 0)));
+    if (accuracy > best.accuracy + 1e-9) best = { strength, accuracy, predictions };
   }
   return { ...best, zeroShot, folds: k };
+}
+
+/**
+ * The route (the shipped zero-shot decision) asked the examples of a stratified seeded sample, one
+ * at a time, until `seconds` have passed or ROUTE_MAX were asked; how many of those the route and
+ * the head's cross-validated choices (`predictions`, in `group`'s order) got right.
+ */
+async function againstRoute(
+  route: Opened,
+  group: Labelled[],
+  predictions: number[],
+  seed: number,
+  seconds: number,
+): Promise<{ examples: number; route: number; head: number } | undefined> {
+  if (seconds <= 0) return undefined;
+  const order = stratifiedOrder(
+    group.map((e) => e.outcome),
+    seed,
+  );
+  const bound = CAPABILITIES.find((c) => c.name === group[0]!.sig.definition.capability)!.bind(route);
+  const until = performance.now() + seconds * 1000;
+  const tally = { examples: 0, route: 0, head: 0 };
+  for (const i of order.slice(0, ROUTE_MAX)) {
+    if (tally.examples > 0 && performance.now() > until) break;
+    const e = group[i]!;
+    const body = (await bound.decision.run(e.req)).body;
+    tally.examples++;
+    tally.route += routeOutcome(e, body) === e.outcome ? 1 : 0;
+    tally.head += predictions[i] === e.outcome ? 1 : 0;
+  }
+  return tally;
+}
+
+/** The outcome a route's response body chose, in the signature's outcome order. */
+function routeOutcome(e: Labelled, body: unknown): number {
+  const r = body as { answer?: boolean; matches?: boolean; label?: string; path?: string[]; level?: number };
+  switch (e.sig.definition.capability) {
+    case 'yes-no':
+      return r.answer ? 1 : 0;
+    case 'verify':
+      return r.matches ? 1 : 0;
+    case 'classify':
+      return e.sig.outcomes.indexOf(r.label!);
+    case 'classify-tree':
+      return e.sig.outcomes.indexOf(JSON.stringify(r.path));
+    case 'rate':
+      return r.level!;
+  }
+}
+
+/** Indices dealt round the outcomes in a seeded shuffle: every prefix is close to stratified. */
+function stratifiedOrder(labels: number[], seed: number): number[] {
+  const random = uniform(seed);
+  const byLabel = new Map<number, number[]>();
+  labels.forEach((l, i) => byLabel.set(l, [...(byLabel.get(l) ?? []), i]));
+  const queues = [...byLabel.values()].map((members) => shuffleInPlace(members, random));
+  const order: number[] = [];
+  for (let round = 0; order.length < labels.length; round++) {
+    for (const q of queues) if (round < q.length) order.push(q[round]!);
+  }
+  return order;
 }
 
 /** A fold per example: each outcome's examples dealt round the folds in a seeded shuffle. */

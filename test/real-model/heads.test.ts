@@ -135,11 +135,17 @@ t.test('fit reports and stores one head per decision', async (t) => {
       ['classify-tree', 16],
     ],
   );
-  for (const r of reports) t.comment(`${r.capability}: cross-validated ${r.zeroShot} zero-shot, ${r.fitted} fitted`);
+  for (const r of reports) {
+    t.comment(
+      `${r.capability}: cross-validated ${r.zeroShot} zero-shot, ${r.fitted} fitted; route ${r.route} of ${r.routeExamples}`,
+    );
+  }
   for (const r of [reports[2]!, reports[3]!]) t.equal(r.stored, true, `${r.capability}: ${r.note}`);
   const [r] = reports;
   t.equal(r!.stored, true, r!.note);
   t.ok(r!.fitted! > r!.zeroShot!, `cross-validated: fitted ${r!.fitted} over zero-shot ${r!.zeroShot}`);
+  // Checked against the route itself, which reads these labels by their names and gets them wrong.
+  t.ok(r!.routeExamples > 0 && r!.route! < r!.fitted!, `the route was asked: ${r!.route} of ${r!.routeExamples}`);
   const stored = reports.filter((x) => x.stored).map((x) => x.id);
   t.same((await store.listHeads()).map((h) => h.id).sort(), stored.sort());
 });
