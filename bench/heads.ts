@@ -15,7 +15,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DEFAULTS, loadConfig } from '../src/config.js';
 import { openService } from '../src/service.js';
-import { choose } from '../src/heads/fit.js';
+import { choose, routeOutcome } from '../src/heads/fit.js';
 import { argmax } from '../src/decisions/distribution.js';
 import { fit, Projected, headScores, type Example } from '../src/heads/logistic.js';
 import { HeadReader } from '../src/heads/reading.js';
@@ -169,16 +169,8 @@ for (const name of values.sets.split(',')) {
   let shippedRight = 0;
   for (const x of sample) {
     const { cap, body } = t.request(x.text);
-    if (cap === 'classify') {
-      const r = (await service.classify.run(body as never)).body as { label: string };
-      shippedRight += r.label === x.label ? 1 : 0;
-    } else if (cap === 'classifyTree') {
-      const r = (await service.classifyTree.run(body as never)).body as { path: string[] };
-      shippedRight += t.sig.outcomes.indexOf(JSON.stringify(r.path)) === t.outcomeOf(x) ? 1 : 0;
-    } else {
-      const r = (await service.yesNo.run(body as never)).body as { answer: boolean };
-      shippedRight += (r.answer ? 1 : 0) === t.outcomeOf(x) ? 1 : 0;
-    }
+    const r = (await service[cap].run(body as never)).body;
+    shippedRight += routeOutcome(t.sig, r) === t.outcomeOf(x) ? 1 : 0;
   }
   results.push({
     set: t.name,

@@ -51,9 +51,11 @@ export class Verify {
     const sources = excerpts.map((e) => new Source(this.engine, e));
     // A head for the field reads the check question first, with hidden states, on the route's own
     // prompt (src/heads/reading.ts); the span job then finds on the prefix it has just read.
+    // Given the excerpts (each short enough to be read whole), the head reads what the route reads
+    // without ranking a long text's windows a second time.
     const learned = await this.heads?.decide(
       { capability: 'verify', field: input.field },
-      texts,
+      excerpts.map((e) => e.text),
       (jobs: ScoreJob[]) => this.engine.score(jobs, signal),
       texts.map(() => value),
     );

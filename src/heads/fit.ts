@@ -328,24 +328,24 @@ async function againstRoute(
     const e = group[i]!;
     const body = (await bound.decision.run(e.req)).body;
     tally.examples++;
-    tally.route += routeOutcome(e, body) === e.outcome ? 1 : 0;
+    tally.route += routeOutcome(e.sig, body) === e.outcome ? 1 : 0;
     tally.head += predictions[i] === e.outcome ? 1 : 0;
   }
   return tally;
 }
 
 /** The outcome a route's response body chose, in the signature's outcome order. */
-function routeOutcome(e: Labelled, body: unknown): number {
+export function routeOutcome(sig: Signature, body: unknown): number {
   const r = body as { answer?: boolean; matches?: boolean; label?: string; path?: string[]; level?: number };
-  switch (e.sig.definition.capability) {
+  switch (sig.definition.capability) {
     case 'yes-no':
       return r.answer ? 1 : 0;
     case 'verify':
       return r.matches ? 1 : 0;
     case 'classify':
-      return e.sig.outcomes.indexOf(r.label!);
+      return sig.outcomes.indexOf(r.label!);
     case 'classify-tree':
-      return e.sig.outcomes.indexOf(JSON.stringify(r.path));
+      return sig.outcomes.indexOf(JSON.stringify(r.path));
     case 'rate':
       return r.level!;
   }

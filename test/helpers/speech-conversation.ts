@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { fetched, recordedSpeech } from '../audio/recorded.js';
+import { uniform } from '../../src/heads/random.js';
 
 export interface Turn {
   /**
@@ -75,17 +76,8 @@ function voicedSpan(pcm: Float32Array): [number, number] {
   return [loud[0] * frame, Math.min(pcm.length, (loud[loud.length - 1] + 1) * frame)];
 }
 
-/** A small deterministic generator (mulberry32) so gaps are the same on every run. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic generator (mulberry32, draws in [0, 1)) so gaps are the same on every run. */
+export const seeded = uniform;
 
 /** A turn's speaker name: its voice, and its pitch when set. */
 export function voiceName(turn: Turn): string {
