@@ -13,6 +13,7 @@ import type { Store } from './store/store.js';
 import { Heads } from './heads/heads.js';
 import { HeadDecisions } from './heads/apply.js';
 import { modelSha256 } from './models/identity.js';
+import { OptionReadout } from './decisions/option-readout.js';
 
 export const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   name: string;
@@ -22,7 +23,8 @@ export const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', imp
 /**
  * Resolves the models (fetching them into the cache if needed), loads them, prepares the
  * decisions; the audio models only with `config.audio` on. With a store, the decisions apply the
- * heads it holds for this model (src/heads), kept current as the store changes.
+ * heads it holds for this model (src/heads), kept current as the store changes; the shipped trained
+ * readout applies when it was fitted on this model.
  */
 export async function openService(
   config: Config,
@@ -35,10 +37,12 @@ export async function openService(
     config.encoder === 'none' ? undefined : resolveModel(config.encoder, store),
   ]);
   const engine = await Engine.open({ ...config, modelPath, encoderPath });
-  const heads = headStore && (await Heads.open(headStore, await modelSha256(config), engine.hiddenSize, warn));
-  if (config.audio === 'off') return decisions(engine, heads);
+  const model = await modelSha256(config);
+  const heads = headStore && (await Heads.open(headStore, model, engine.hiddenSize, warn));
+  const readout = OptionReadout.forModel(model);
+  if (config.audio === 'off') return decisions(engine, heads, readout);
   await loadAudio(engine, config);
-  return { ...decisions(engine, heads), transcription: new Transcription(engine, config) };
+  return { ...decisions(engine, heads, readout), transcription: new Transcription(engine, config) };
 }
 
 /** Loads whisper, the VAD model and the speaker encoder the configuration names. */
@@ -55,9 +59,12 @@ export async function loadAudio(engine: Engine, config: Config): Promise<void> {
   await engine.loadSpeakerEncoder(speakerPath);
 }
 
-/** Every capability of the table (src/decisions/capabilities.ts) and chat over one engine. */
-export function decisions(engine: Engine, heads?: Heads): Service {
-  const opened = new Opened(engine, heads && new HeadDecisions(engine, heads));
+/**
+ * Every capability of the table (src/decisions/capabilities.ts) and chat over one engine; choices
+ * among options read by `readout` when given (the shipped one, for the model it was fitted on).
+ */
+export function decisions(engine: Engine, heads?: Heads, readout?: OptionReadout): Service {
+  const opened = new Opened(engine, heads && new HeadDecisions(engine, heads), readout);
   const { decisions, bound } = openCapabilities(opened);
   return {
     ...decisions,

@@ -17,6 +17,7 @@ import { entitiesApi } from '../api/entities.js';
 import { verifyApi } from '../api/verify.js';
 import type { Billed } from './billing.js';
 import type { Learned } from './learned.js';
+import type { OptionReadout } from './option-readout.js';
 import { YesNo } from './yes-no.js';
 import { Classify } from './classify.js';
 import { ClassifyTree } from './classify-tree.js';
@@ -44,16 +45,18 @@ export interface Decision<I, O> {
 
 /**
  * Decisions others build on (classify-tree on classify, chat on classify and extract), opened once
- * per engine, and the fitted heads the decisions apply (src/heads), when a store holds them.
+ * per engine, the fitted heads the decisions apply (src/heads), when a store holds them, and the
+ * shipped trained readout of choices among options, when it was fitted on the engine's model.
  */
 export class Opened {
   private shared: { classify?: Classify; extract?: Extract } = {};
   constructor(
     readonly engine: Engine,
     readonly heads?: Learned,
+    readonly readout?: OptionReadout,
   ) {}
   get classify(): Classify {
-    return (this.shared.classify ??= new Classify(this.engine, this.heads));
+    return (this.shared.classify ??= new Classify(this.engine, this.heads, this.readout));
   }
   get extract(): Extract {
     return (this.shared.extract ??= new Extract(this.engine));

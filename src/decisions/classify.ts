@@ -15,6 +15,7 @@ import { Prompt } from './prompt.js';
 import { shaped, textsOf } from './texts.js';
 import { Reader } from './windows.js';
 import type { Learned } from './learned.js';
+import { optionsJob, type OptionReadout } from './option-readout.js';
 import type { Static } from '@sinclair/typebox';
 import type { ClassifyRequest, ClassifyResult as ClassifyResultSchema } from '../api/classify.js';
 
@@ -68,6 +69,7 @@ export class Classify {
   constructor(
     private readonly engine: Engine,
     private readonly heads?: Learned,
+    private readonly readout?: OptionReadout,
   ) {
     this.prompt = new Prompt(engine, SYSTEM);
     this.reader = new Reader(engine);
@@ -108,9 +110,10 @@ export class Classify {
     labels: Label[],
     evidence?: number[][],
   ): Promise<{ results: ClassifyResult[]; scored: ScoreResult[] }> {
+    const withEvidence = (z: number[], i: number): number[] => (evidence ? z.map((x, k) => x + evidence[i]![k]!) : z);
+    if (this.readout) return this.readOut(this.readout, score, texts, labels, withEvidence);
     const [prior, scored] = await Promise.all([this.priors.of(labels), score(texts.map((t) => this.job(t, labels)))]);
     const first = scored.map((r) => calibrated(r.logprobs, prior));
-    const withEvidence = (z: number[], i: number): number[] => (evidence ? z.map((x, k) => x + evidence[i]![k]!) : z);
     // A small model prefers labels by their place in the list; where the first reading is close,
     // the labels are read again in the set's own orders and the decision is their average.
     const close = texts.flatMap((_, i) => (labels.length > 2 && gap(withEvidence(first[i]!, i)) < CLOSE ? [i] : []));
@@ -129,6 +132,58 @@ export class Classify {
       });
     }
     return { results: first.map((z, i) => this.decide(labels, withEvidence(z, i))), scored };
+  }
+
+  /**
+   * With the trained readout: each text's labels are read as zero-shot and then written out after
+   * the whole prompt (optionReadings), and decided by the readout's scores. Every label is read in
+   * the context of the same prompt whatever the text, so no second reading in other orders is asked.
+   */
+  private async readOut(
+    readout: OptionReadout,
+    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+    texts: string[],
+    labels: Label[],
+    withEvidence: (z: number[], i: number) => number[],
+  ): Promise<{ results: ClassifyResult[]; scored: ScoreResult[] }> {
+    const { z, first, read } = await this.optionReadings(score, texts, labels, readout.layer);
+    const results = z.map((zi, i) => this.result(labels, normalise(withEvidence(readout.scores(zi, read[i]!), i))));
+    const scored = first.map((r, i) => ({
+      ...r,
+      promptTokens: r.promptTokens + read[i]!.promptTokens,
+      decodeMs: r.decodeMs + read[i]!.decodeMs,
+    }));
+    return { results, scored };
+  }
+
+  /**
+   * What a trained readout reads of each text: the zero-shot reading `z` (calibrated log-probabilities,
+   * from `first`) and, per label, `layer`'s hidden state after the label written out in full and the
+   * log-probability that the reply ends there (`read`: optionsJob). The zero-shot job's prefix ends
+   * one token short of its prompt, so the slot keeps all but that token for the second job, which
+   * continues the same prompt and decodes only the labels. bench/readouts.ts fits on these.
+   */
+  async optionReadings(
+    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+    texts: string[],
+    labels: Label[],
+    layer: number,
+  ): Promise<{ z: number[][]; first: ScoreResult[]; read: ScoreResult[] }> {
+    const wholes = texts.map((t) => this.whole(this.job(t, labels)));
+    const jobs = texts.map((t, i) => ({
+      ...this.job(t, labels),
+      prefix: wholes[i]!.subarray(0, -1),
+      branches: [wholes[i]!.subarray(-1)],
+    }));
+    const [prior, first] = await Promise.all([this.priors.of(labels), score(jobs)]);
+    const names = labels.map((l) => this.prompt.option(l.name));
+    const read = await score(wholes.map((w) => optionsJob(w, names, this.prompt.endOfTurn(), layer)));
+    return { z: first.map((r) => calibrated(r.logprobs, prior)), first, read };
+  }
+
+  /** A one-branch job's whole prompt: the prefix and the branch. */
+  private whole(job: ScoreJob): Int32Array {
+    return Int32Array.from([...job.prefix, ...job.branches[0]!]);
   }
 
   /** The labels' probabilities from their calibrated scores, at the fitted temperature. */

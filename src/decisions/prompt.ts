@@ -40,6 +40,11 @@ export class Prompt {
     return concat(this.engine.tokenize(userTail), this.close);
   }
 
+  /** The token that ends a turn (the first of the close of the user's): how a reply ends. */
+  endOfTurn(): Int32Array {
+    return this.close.subarray(0, 1);
+  }
+
   /** Answer options as the assistant would begin its reply. */
   option(text: string): Int32Array {
     return this.engine.tokenize(text);

