@@ -37,9 +37,9 @@ export async function openService(
     config.encoder === 'none' ? undefined : resolveModel(config.encoder, store),
   ]);
   const engine = await Engine.open({ ...config, modelPath, encoderPath });
-  const model = await modelSha256(config);
-  const heads = headStore && (await Heads.open(headStore, model, engine.hiddenSize, warn));
-  const readout = OptionReadout.forModel(model);
+  const model = () => modelSha256(config);
+  const heads = headStore && (await Heads.open(headStore, await model(), engine.hiddenSize, warn));
+  const readout = await OptionReadout.forModel(model);
   if (config.audio === 'off') return decisions(engine, heads, readout);
   await loadAudio(engine, config);
   return { ...decisions(engine, heads, readout), transcription: new Transcription(engine, config) };

@@ -36,11 +36,17 @@ export function optionsJob(prompt: Int32Array, options: Int32Array[], endOfTurn:
 export class OptionReadout {
   constructor(private readonly data: OptionReadoutData) {}
 
-  /** The shipped readout when there is one and it was fitted on this model (its sha256). */
-  static forModel(sha256: string, file: URL | string = OPTION_READOUT_FILE): OptionReadout | undefined {
+  /**
+   * The shipped readout when there is one and it was fitted on this model (`sha256`, asked only
+   * when there is one: hashing a model given by path takes seconds).
+   */
+  static async forModel(
+    sha256: () => Promise<string>,
+    file: URL | string = OPTION_READOUT_FILE,
+  ): Promise<OptionReadout | undefined> {
     if (!existsSync(file)) return undefined;
     const data = JSON.parse(readFileSync(file, 'utf8')) as OptionReadoutData;
-    return data.modelSha256 === sha256 ? new OptionReadout(data) : undefined;
+    return data.modelSha256 === (await sha256()) ? new OptionReadout(data) : undefined;
   }
 
   /** The layer whose state it reads (ScoreJob.hiddenLayers: -1 is the final state). */

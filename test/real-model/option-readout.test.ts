@@ -2,6 +2,9 @@
 // classify decides through it when given one, and bench/readouts.ts's fit of it starts from, and
 // with a large penalty stays at, the zero-shot reading.
 import t from 'tap';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { decisions } from '../../src/service.js';
 import { OptionReadout } from '../../src/decisions/option-readout.js';
 import { Classify } from '../../src/decisions/classify.js';
@@ -54,6 +57,13 @@ t.test('classify decides through a readout, in the response shape it always has'
   t.ok(out.inputTokens > 0);
 });
 
-t.test('the shipped readout file is read only for the model it was fitted on', async (t) => {
-  t.equal(OptionReadout.forModel('0'.repeat(64)), undefined);
+t.test('a readout file is read only for the model it was fitted on', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'readout-'));
+  t.teardown(() => rmSync(dir, { recursive: true }));
+  const file = join(dir, 'options.json');
+  const v = Array.from({ length: engine.hiddenSize }, () => 0);
+  writeFileSync(file, JSON.stringify({ modelSha256: 'a'.repeat(64), layer: -1, a: 1, b: 0, v, provenance: {} }));
+  t.ok(await OptionReadout.forModel(async () => 'a'.repeat(64), file));
+  t.equal(await OptionReadout.forModel(async () => 'b'.repeat(64), file), undefined);
+  t.equal(await OptionReadout.forModel(async () => 'a'.repeat(64), join(dir, 'none.json')), undefined);
 });
