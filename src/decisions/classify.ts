@@ -169,15 +169,14 @@ export class Classify {
     labels: Label[],
     layer: number,
   ): Promise<{ z: number[][]; first: ScoreResult[]; read: ScoreResult[] }> {
-    const wholes = texts.map((t) => this.whole(this.job(t, labels)));
-    const jobs = texts.map((t, i) => ({
-      ...this.job(t, labels),
-      prefix: wholes[i]!.subarray(0, -1),
-      branches: [wholes[i]!.subarray(-1)],
-    }));
+    const jobs = texts.map((t) => {
+      const job = this.job(t, labels);
+      const whole = this.whole(job);
+      return { ...job, prefix: whole.subarray(0, -1), branches: [whole.subarray(-1)] };
+    });
     const [prior, first] = await Promise.all([this.priors.of(labels), score(jobs)]);
     const names = labels.map((l) => this.prompt.option(l.name));
-    const read = await score(wholes.map((w) => optionsJob(w, names, this.prompt.endOfTurn(), layer)));
+    const read = await score(jobs.map((j) => optionsJob(this.whole(j), names, this.prompt.endOfTurn(), layer)));
     return { z: first.map((r) => calibrated(r.logprobs, prior)), first, read };
   }
 
