@@ -5,7 +5,7 @@
 // read whole or after a prefix-cache hit, docs/performance.md, "Same request, same answer").
 // ggml's calls of the gemv come here (-Wl,--wrap, CMakeLists.txt): ggml's own AVX2 gemv with the
 // scaling moved into the sub-block loop, which gives every row the gemm's bits at the gemv's speed
-// (native/checks/repack_rows.cpp compares the two, test/build/repack-rows.test.ts runs it). An object of
+// (native/checks/weight_rows.cpp compares the two, test/build/weight-rows.test.ts runs it). An object of
 // the addon itself, not of a static library, so the linker always has it.
 #if defined(__x86_64__)
 #include <immintrin.h>

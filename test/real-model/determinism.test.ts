@@ -4,14 +4,7 @@
 // slot cache, the kept prompts and the slot pool all take part.
 import t from 'tap';
 import { open, type DecisionMachine } from '../../src/index.js';
-import { loadBinding } from '../../src/binding.js';
 import { testModelPath } from '../helpers/model.js';
-
-// With Intel AMX kernels in the build, ggml reads a lone token (M = 1) with AVX512-VNNI and longer
-// batches with tiles, and that pair has not yet been made to give the same bits (nor checked on an
-// AMX machine): there the bytes are not held to this test (docs/performance.md, "Same request,
-// same answer").
-const AMX = loadBinding().versions().system.includes('AMX_INT8 = 1');
 
 const TEXTS = [
   'Server db-7 has been at 97% disk usage since 02:00; backups are failing and alerts keep firing.',
@@ -46,43 +39,35 @@ async function answers(dm: DecisionMachine, order: number[], callers: number): P
   return out;
 }
 
-if (AMX) {
-  t.test(
-    'same bytes whatever ran before (not held with AMX kernels)',
-    { skip: 'this build has AMX kernels' },
-    () => {},
-  );
-} else {
-  const modelPath = await testModelPath();
-  const inOrder = REQUESTS.map((_, i) => i);
-  // Reversed, then every text's capabilities swapped pairwise: each request follows other ones.
-  const reordered = [...inOrder].reverse().map((i) => i ^ 1);
+const modelPath = await testModelPath();
+const inOrder = REQUESTS.map((_, i) => i);
+// Reversed, then every text's capabilities swapped pairwise: each request follows other ones.
+const reordered = [...inOrder].reverse().map((i) => i ^ 1);
 
-  const two = await open({ modelPath, slots: 2, offline: 'on' });
-  const first = await answers(two, inOrder, 1);
-  const second = await answers(two, reordered, 1);
-  const concurrent = await answers(two, inOrder, 4);
-  await two.close();
-  const one = await open({ modelPath, slots: 1, offline: 'on' });
-  const single = await answers(one, reordered, 1);
-  await one.close();
+const two = await open({ modelPath, slots: 2, offline: 'on' });
+const first = await answers(two, inOrder, 1);
+const second = await answers(two, reordered, 1);
+const concurrent = await answers(two, inOrder, 4);
+await two.close();
+const one = await open({ modelPath, slots: 1, offline: 'on' });
+const single = await answers(one, reordered, 1);
+await one.close();
 
-  t.test('the same request gives the same bytes in another order', async (t) => {
-    for (let i = 0; i < REQUESTS.length; i++) t.equal(second[i], first[i], `request ${i}`);
-  });
+t.test('the same request gives the same bytes in another order', async (t) => {
+  for (let i = 0; i < REQUESTS.length; i++) t.equal(second[i], first[i], `request ${i}`);
+});
 
-  t.test('the same request gives the same bytes from 4 callers at once', async (t) => {
-    for (let i = 0; i < REQUESTS.length; i++) t.equal(concurrent[i], first[i], `request ${i}`);
-  });
+t.test('the same request gives the same bytes from 4 callers at once', async (t) => {
+  for (let i = 0; i < REQUESTS.length; i++) t.equal(concurrent[i], first[i], `request ${i}`);
+});
 
-  t.test('the same request gives the same bytes on a one-slot engine', async (t) => {
-    for (let i = 0; i < REQUESTS.length; i++) t.equal(single[i], first[i], `request ${i}`);
-  });
+t.test('the same request gives the same bytes on a one-slot engine', async (t) => {
+  for (let i = 0; i < REQUESTS.length; i++) t.equal(single[i], first[i], `request ${i}`);
+});
 
-  t.test('the answers are real decisions, not empty bodies', async (t) => {
-    const yesNo = JSON.parse(first[0]!) as { answer: boolean; probability: number };
-    t.ok(yesNo.probability > 0 && yesNo.probability < 1, `a probability from the model: ${yesNo.probability}`);
-    const classify = JSON.parse(first[1]!) as { label: string };
-    t.equal(classify.label, 'infrastructure incident');
-  });
-}
+t.test('the answers are real decisions, not empty bodies', async (t) => {
+  const yesNo = JSON.parse(first[0]!) as { answer: boolean; probability: number };
+  t.ok(yesNo.probability > 0 && yesNo.probability < 1, `a probability from the model: ${yesNo.probability}`);
+  const classify = JSON.parse(first[1]!) as { label: string };
+  t.equal(classify.label, 'infrastructure incident');
+});

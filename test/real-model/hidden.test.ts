@@ -3,13 +3,9 @@
 // returned beside the log-probabilities, on the real default model.
 import t from 'tap';
 import { Engine } from '../../src/engine/engine.js';
-import { loadBinding, type ScoreJob, type ScoreResult } from '../../src/binding.js';
+import { type ScoreJob, type ScoreResult } from '../../src/binding.js';
 import { readF32Tensor } from '../helpers/gguf.js';
 import { testModelPath } from '../helpers/model.js';
-
-// As in determinism.test.ts: with Intel AMX kernels a lone token and a longer batch get other bits,
-// so a row is only held to the same bytes in another batch shape without them.
-const AMX = loadBinding().versions().system.includes('AMX_INT8 = 1');
 
 const modelPath = await testModelPath();
 const engine = await Engine.open({
@@ -87,25 +83,21 @@ t.test(
     const alone = await score({ ...multi, branches: [multi.branches[13]!] });
     const plain = await score({ ...multi, hidden: false });
     t.same(bytes(plain.logprobs), bytes(r.logprobs), 'asking changes no log-probability');
-    if (!AMX) t.same(row(alone, 0), row(r, 13), 'branch 13 alone has the row it has among 20');
+    t.same(row(alone, 0), row(r, 13), 'branch 13 alone has the row it has among 20');
   },
 );
 
-t.test(
-  "a branch's row has the same bytes alone or among others, whatever ran before",
-  { skip: AMX && 'this build has AMX kernels' },
-  async (t) => {
-    const all = await score(job(STATEMENTS, true));
-    await score(job([' Something else entirely.'], true, 'A different text about the weather in Oslo.'));
-    for (let b = 0; b < STATEMENTS.length; b++) {
-      const alone = await score(job([STATEMENTS[b]!], true));
-      t.same(row(alone, 0), row(all, b), `branch ${b}`);
-      await score(job(STATEMENTS.slice(0, b + 1).reverse(), false));
-    }
-    const again = await score(job(STATEMENTS, true));
-    t.same(bytes(again.hidden!), bytes(all.hidden!), 'the whole job again, after the others');
-  },
-);
+t.test("a branch's row has the same bytes alone or among others, whatever ran before", async (t) => {
+  const all = await score(job(STATEMENTS, true));
+  await score(job([' Something else entirely.'], true, 'A different text about the weather in Oslo.'));
+  for (let b = 0; b < STATEMENTS.length; b++) {
+    const alone = await score(job([STATEMENTS[b]!], true));
+    t.same(row(alone, 0), row(all, b), `branch ${b}`);
+    await score(job(STATEMENTS.slice(0, b + 1).reverse(), false));
+  }
+  const again = await score(job(STATEMENTS, true));
+  t.same(bytes(again.hidden!), bytes(all.hidden!), 'the whole job again, after the others');
+});
 
 // hiddenLayers: the last layer's residual stream is read from an outputs-only tensor, a middle
 // layer's from one with a row per token of the batch (the capture picks the branches' last tokens).
@@ -158,20 +150,16 @@ t.test(`layer ${LAST}'s row through the output norm is the -1 row, to float roun
   }
 });
 
-t.test(
-  `layer ${MIDDLE}'s row of a branch has the same bytes in a job of one branch or of several`,
-  { skip: AMX && 'this build has AMX kernels' },
-  async (t) => {
-    // The prefix is prefilled in the same decode as the branches: the batch has many more tokens
-    // than outputs, so a row taken from the wrong token would differ.
-    const prompt = 'A fresh text: the harbour of Bergen was busy with fishing boats in 1905.';
-    const all = await score(layered(STATEMENTS, [MIDDLE, -1], prompt));
-    for (let b = 0; b < STATEMENTS.length; b++) {
-      const alone = await score(layered([STATEMENTS[b]!], [MIDDLE], prompt));
-      t.same(layerRow(alone, 1, 0, 0), layerRow(all, 2, b, 0), `branch ${b}`);
-    }
-  },
-);
+t.test(`layer ${MIDDLE}'s row of a branch has the same bytes in a job of one branch or of several`, async (t) => {
+  // The prefix is prefilled in the same decode as the branches: the batch has many more tokens
+  // than outputs, so a row taken from the wrong token would differ.
+  const prompt = 'A fresh text: the harbour of Bergen was busy with fishing boats in 1905.';
+  const all = await score(layered(STATEMENTS, [MIDDLE, -1], prompt));
+  for (let b = 0; b < STATEMENTS.length; b++) {
+    const alone = await score(layered([STATEMENTS[b]!], [MIDDLE], prompt));
+    t.same(layerRow(alone, 1, 0, 0), layerRow(all, 2, b, 0), `branch ${b}`);
+  }
+});
 
 t.test('a bad hiddenLayers is refused with a TypeError naming it', async (t) => {
   for (const bad of [[L], [1.5], ['x'], [-2], [], [3, 3], 'x'])
@@ -183,25 +171,21 @@ t.test('a bad hiddenLayers is refused with a TypeError naming it', async (t) => 
   t.equal(ignored.hidden, undefined, 'read only when the job asks');
 });
 
-t.test(
-  `many long branches over several decodes: layer ${MIDDLE}'s row of a branch is its row alone`,
-  { skip: AMX && 'this build has AMX kernels' },
-  async (t) => {
-    // 20 branches of ~20 tokens with a two-token option: two groups, each more than one batch
-    // (256), so a group's rows come from two llama_decode calls, each with its own output tokens.
-    const statements = Array.from(
-      { length: 20 },
-      (_, i) => ` Statement number ${i + 1} holds, and the tower has stood in Paris since the year 1889.`,
-    );
-    const multi = {
-      ...layered(statements, [MIDDLE, -1]),
-      options: [engine.tokenize(' Yes'), engine.tokenize(' Not at all')],
-    };
-    const r = await score(multi);
-    t.equal(r.hidden!.length, statements.length * 2 * n);
-    for (const b of [0, 13, 19]) {
-      const alone = await score({ ...multi, branches: [multi.branches[b]!] });
-      t.same(layerRow(alone, 2, 0, 0), layerRow(r, 2, b, 0), `branch ${b}`);
-    }
-  },
-);
+t.test(`many long branches over several decodes: layer ${MIDDLE}'s row of a branch is its row alone`, async (t) => {
+  // 20 branches of ~20 tokens with a two-token option: two groups, each more than one batch
+  // (256), so a group's rows come from two llama_decode calls, each with its own output tokens.
+  const statements = Array.from(
+    { length: 20 },
+    (_, i) => ` Statement number ${i + 1} holds, and the tower has stood in Paris since the year 1889.`,
+  );
+  const multi = {
+    ...layered(statements, [MIDDLE, -1]),
+    options: [engine.tokenize(' Yes'), engine.tokenize(' Not at all')],
+  };
+  const r = await score(multi);
+  t.equal(r.hidden!.length, statements.length * 2 * n);
+  for (const b of [0, 13, 19]) {
+    const alone = await score({ ...multi, branches: [multi.branches[b]!] });
+    t.same(layerRow(alone, 2, 0, 0), layerRow(r, 2, b, 0), `branch ${b}`);
+  }
+});
