@@ -11,7 +11,11 @@
 //
 // Candidates. yes-no and verify: the map in effect, none, a prior correction (a bias only), Platt
 // scaling of the log-odds (verify with one more weight for whether a value the text gives agrees),
-// and isotonic regression of the Platt output. classify (and each classify-tree level) and rate: the
+// and isotonic regression of the Platt output; fitted and measured on decisions balanced per source
+// and outcome (each set weighs the same, and within it true and false weigh half each), so a map
+// assumes an even prior on every decision instead of the mixture's share of true statements (a
+// map fitted on the mixture as sampled carries its base rate into every answer). The map shipped
+// has the lowest mean of its held-out ECE balanced so and as the sets sampled their decisions. classify (and each classify-tree level) and rate: the
 // map in effect, none, one softmax temperature, and one per range of option counts, each fitted by
 // likelihood of the gold option. Prints the per-set table before (the map in effect) and after.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -66,8 +70,11 @@ const report = readRuns(values.report!, 'report');
 const decisionsOf = (r: Run, cap: string) =>
   r.sets.filter((s) => s.capability === cap).flatMap((s) => s.items.flatMap((i) => i.decisions));
 
-/** Logistic regression of y on features (the last weight is the intercept), Newton's method with a small ridge. */
-function logistic(xs: number[][], ys: number[], ridge = 1e-2): number[] {
+/**
+ * Logistic regression of y on features, each example weighted by ws (the last weight is the intercept), Newton's
+ * method with a small ridge.
+ */
+function logistic(xs: number[][], ys: number[], ws: number[], ridge = 1e-2): number[] {
   const d = xs[0]!.length + 1;
   let w: number[] = Array.from({ length: d }, (_, i) => (i === 0 ? 1 : 0));
   for (let iter = 0; iter < 50; iter++) {
@@ -77,8 +84,8 @@ function logistic(xs: number[][], ys: number[], ridge = 1e-2): number[] {
       const x = [...x0, 1];
       const p = 1 / (1 + Math.exp(-x.reduce((s, v, i) => s + v * w[i]!, 0)));
       for (let i = 0; i < d; i++) {
-        g[i]! += (p - ys[n]!) * x[i]!;
-        for (let j = 0; j < d; j++) h[i]![j]! += p * (1 - p) * x[i]! * x[j]!;
+        g[i]! += ws[n]! * (p - ys[n]!) * x[i]!;
+        for (let j = 0; j < d; j++) h[i]![j]! += ws[n]! * p * (1 - p) * x[i]! * x[j]!;
       }
     });
     for (let i = 0; i < d - 1; i++) {
@@ -109,33 +116,51 @@ function solve(a: number[][], b: number[]): number[] {
 }
 
 /**
- * Isotonic regression (pool adjacent violators) of outcomes on probability, as steps [from, share]; each share is
- * smoothed (+1 / +2) so no step states 0 or 1.
+ * Isotonic regression (pool adjacent violators) of outcomes on probability, as points [mean probability of a block,
+ * its share of outcomes] for the curve that `platt` follows between them; each share is smoothed (+1 / +2) so none is
+ * 0 or 1, and blocks are pooled until the smoothed shares rise (smoothing pulls a light block further toward 1/2).
  */
 function isotonic(train: Outcome[]): [number, number][] {
   const sorted = [...train].sort((a, b) => a.p - b.p);
-  const blocks: { lo: number; sum: number; n: number }[] = [];
+  const blocks: { p: number; y: number; n: number }[] = []; // weighted sums of p and y, and the weight
+  const share = (b: { y: number; n: number }) => (b.y + 1) / (b.n + 2);
   for (const o of sorted) {
-    blocks.push({ lo: o.p, sum: o.y, n: 1 });
-    while (blocks.length > 1 && blocks.at(-2)!.sum / blocks.at(-2)!.n >= blocks.at(-1)!.sum / blocks.at(-1)!.n) {
+    const w = o.w ?? 1;
+    blocks.push({ p: o.p * w, y: o.y * w, n: w });
+    while (blocks.length > 1 && share(blocks.at(-2)!) >= share(blocks.at(-1)!)) {
       const last = blocks.pop()!;
-      blocks.at(-1)!.sum += last.sum;
+      blocks.at(-1)!.p += last.p;
+      blocks.at(-1)!.y += last.y;
       blocks.at(-1)!.n += last.n;
     }
   }
-  return blocks.map((b, i) => [i === 0 ? 0 : round(b.lo), round((b.sum + 1) / (b.n + 2))]);
+  return blocks.map((b) => [round(b.p / b.n), round(share(b))]);
 }
 
 interface Binary {
   x: number; // the raw log-odds
   agreement: number;
   y: 0 | 1;
+  w: number; // weight: every set, and within it every outcome, weighs the same (mean 1)
 }
 
-const binary = (r: Run, cap: string): Binary[] =>
-  decisionsOf(r, cap).flatMap((d) =>
-    d.outcome ? [{ x: logit(d.outcome.p), agreement: d.agreement ?? 0, y: d.outcome.y }] : [],
-  );
+function binary(r: Run, cap: string): Binary[] {
+  const sets = r.sets
+    .filter((s) => s.capability === cap)
+    .map((s) => s.items.flatMap((i) => i.decisions).flatMap((d) => (d.outcome ? [d] : [])))
+    .filter((ds) => ds.length > 0);
+  const n = sets.reduce((s, ds) => s + ds.length, 0);
+  return sets.flatMap((ds) => {
+    const outcomes = new Set(ds.map((d) => d.outcome!.y)).size;
+    const count = (y: number) => ds.filter((d) => d.outcome!.y === y).length;
+    return ds.map((d) => ({
+      x: logit(d.outcome!.p),
+      agreement: d.agreement ?? 0,
+      y: d.outcome!.y,
+      w: n / sets.length / outcomes / count(d.outcome!.y),
+    }));
+  });
+}
 
 function fitPlatt(data: Binary[], withAgreement: boolean, slope = true): Platt {
   const features = (d: Binary) => [...(slope ? [d.x] : []), ...(withAgreement ? [d.agreement] : [])];
@@ -144,11 +169,13 @@ function fitPlatt(data: Binary[], withAgreement: boolean, slope = true): Platt {
     ? logistic(
         data.map(features),
         data.map((d) => d.y),
+        data.map((d) => d.w),
       )
     : logisticOffset(
         data.map(features),
         data.map((d) => d.x),
         data.map((d) => d.y),
+        data.map((d) => d.w),
       );
   const [a, agree, b] = slope
     ? withAgreement
@@ -161,7 +188,7 @@ function fitPlatt(data: Binary[], withAgreement: boolean, slope = true): Platt {
 }
 
 /** Logistic regression with a fixed offset added to the linear term (the last weight is the intercept). */
-function logisticOffset(xs: number[][], offsets: number[], ys: number[]): number[] {
+function logisticOffset(xs: number[][], offsets: number[], ys: number[], ws: number[]): number[] {
   const d = xs[0]!.length + 1;
   let w = new Array<number>(d).fill(0);
   for (let iter = 0; iter < 50; iter++) {
@@ -171,8 +198,8 @@ function logisticOffset(xs: number[][], offsets: number[], ys: number[]): number
       const x = [...x0, 1];
       const p = 1 / (1 + Math.exp(-(offsets[n]! + x.reduce((s, v, i) => s + v * w[i]!, 0))));
       for (let i = 0; i < d; i++) {
-        g[i]! += (p - ys[n]!) * x[i]!;
-        for (let j = 0; j < d; j++) h[i]![j]! += p * (1 - p) * x[i]! * x[j]!;
+        g[i]! += ws[n]! * (p - ys[n]!) * x[i]!;
+        for (let j = 0; j < d; j++) h[i]![j]! += ws[n]! * p * (1 - p) * x[i]! * x[j]!;
       }
     });
     for (let i = 0; i < d; i++) h[i]![i]! += 1e-6;
@@ -186,30 +213,41 @@ function logisticOffset(xs: number[][], offsets: number[], ys: number[]): number
 /** The candidate maps for a probability of one outcome, fitted on the fit half. */
 function binaryCandidates(fit: Binary[], withAgreement: boolean, inEffect: Platt): Record<string, Platt> {
   const plattMap = fitPlatt(fit, withAgreement);
-  const steps = isotonic(fit.map((d) => ({ p: platt(plattMap, d.x, d.agreement), y: d.y })));
+  const points = isotonic(outcomesOf(fit, plattMap));
   return {
     'in effect': inEffect,
     none: { a: 1, b: 0 },
     prior: fitPlatt(fit, withAgreement, false),
     platt: plattMap,
-    'platt+isotonic': { ...plattMap, steps },
+    'platt+isotonic': { ...plattMap, points },
   };
 }
 
 const outcomesOf = (data: Binary[], map: Platt): Outcome[] =>
-  data.map((d) => ({ p: platt(map, d.x, d.agreement), y: d.y }));
+  data.map((d) => ({ p: platt(map, d.x, d.agreement), y: d.y, w: d.w }));
 
 interface Measure {
   n: number;
   accuracy: number;
   ece: number;
   brier: number;
+  /** The same outcomes unweighted, as the sets sampled them (binary maps only). */
+  asSampled?: { accuracy: number; ece: number };
 }
+
+const rightShare = (o: Outcome[]) =>
+  o.reduce((s, x) => s + ((x.p >= 0.5 ? 1 : 0) === x.y ? (x.w ?? 1) : 0), 0) / o.reduce((s, x) => s + (x.w ?? 1), 0);
 
 /** Held-out figures of stated probabilities; a binary decision is right when (p >= 0.5) is the outcome. */
 function measure(o: Outcome[], decides: boolean, right?: number): Measure {
-  const accuracy = decides ? o.filter((x) => (x.p >= 0.5 ? 1 : 0) === x.y).length / o.length : right!;
-  return { n: o.length, accuracy: round(accuracy), ece: round(ece(o)), brier: round(brier(o)) };
+  const figures = { n: o.length, accuracy: round(decides ? rightShare(o) : right!), ece: round(ece(o)) };
+  if (!decides) return { ...figures, brier: round(brier(o)) };
+  const sampled = o.map(({ p, y }) => ({ p, y }));
+  return {
+    ...figures,
+    brier: round(brier(o)),
+    asSampled: { accuracy: round(rightShare(sampled)), ece: round(ece(sampled)) },
+  };
 }
 
 interface Choice {
@@ -272,8 +310,10 @@ const topOutcomes = (choices: Choice[], t: Temperatures): Outcome[] =>
 const round = (x: number) => Math.round(x * 10000) / 10000;
 const roundMap = (m: Platt): Platt =>
   Object.fromEntries(Object.entries(m).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])) as unknown as Platt;
+/** A binary map answers to an even prior and to the sets' own mixes alike: the mean of its two ECEs. */
+const eceOf = (m: Measure) => (m.asSampled ? (m.ece + m.asSampled.ece) / 2 : m.ece);
 const lowestEce = (measured: Record<string, Measure>) =>
-  Object.entries(measured).sort((a, b) => a[1].ece - b[1].ece)[0]![0];
+  Object.entries(measured).sort((a, b) => eceOf(a[1]) - eceOf(b[1]))[0]![0];
 
 const shipped: Calibration = JSON.parse(readFileSync(values.out!, 'utf8')).parameters;
 const measured: Record<string, Record<string, Measure>> = {};
@@ -363,11 +403,13 @@ for (const s of sets)
   console.log(
     `| ${s.set} | ${s.capability} | ${s.cases} | ${pct(s.before.accuracy)} | ${pct(s.after.accuracy)} | ${s.before.ece?.toFixed(3) ?? '-'} | ${s.after.ece?.toFixed(3) ?? '-'} |`,
   );
-console.log('\n| capability | map | held-out n | accuracy | ECE | Brier |\n|---|---|---|---|---|---|');
+console.log(
+  '\n| capability | map | held-out n | accuracy | ECE | Brier | as sampled: accuracy | ECE |\n|---|---|---|---|---|---|---|---|',
+);
 for (const [cap, byMap] of Object.entries(measured))
   for (const [name, m] of Object.entries(byMap))
     console.log(
-      `| ${cap} | ${name}${name === chosen[cap] ? ' (shipped)' : ''} | ${m.n} | ${pct(m.accuracy)} | ${m.ece.toFixed(3)} | ${m.brier.toFixed(3)} |`,
+      `| ${cap} | ${name}${name === chosen[cap] ? ' (shipped)' : ''} | ${m.n} | ${pct(m.accuracy)} | ${m.ece.toFixed(3)} | ${m.brier.toFixed(3)} | ${m.asSampled ? pct(m.asSampled.accuracy) : '-'} | ${m.asSampled?.ece.toFixed(3) ?? '-'} |`,
     );
 
 const half = (r: typeof run, which: string) => ({
@@ -382,7 +424,7 @@ const provenance = {
   fit: half(run, 'fit (ids whose FNV-1a hash is even)'),
   report: half(report, 'report (ids whose FNV-1a hash is odd)'),
   method:
-    'Candidates fitted on the fit half, measured on the report half, the lowest ECE there shipped. yes-no and verify: prior correction (a bias), Platt scaling of the log-odds (verify: plus a weight on whether a value the text gives agrees, +1 / -1 / 0), isotonic regression of the Platt output (steps, shares smoothed +1/+2); ' +
+    'Candidates fitted on the fit half, measured on the report half, the lowest ECE there shipped. yes-no and verify: fitted and measured on decisions balanced per set and outcome (each set the same weight, true and false half of it each: the maps assume an even prior on every decision), the map shipped the one with the lowest mean of that ECE and the ECE as the sets sampled their decisions; prior correction (a bias), Platt scaling of the log-odds (verify: plus a weight on whether a value the text gives agrees, +1 / -1 / 0), isotonic regression of the Platt output (points of a rising piecewise-linear curve, shares smoothed +1/+2); ' +
     'classify (every classify-tree level too) and rate: softmax temperature, one overall or one per range of option counts (where the range has at least 20 choices), maximum likelihood of the gold option; ECE of the top option.',
   examples,
   chosen,

@@ -1,10 +1,16 @@
 // Calibration measures over (probability, outcome) pairs, and the reliability diagram that draws them.
 
-/** A stated probability and whether the thing it is the probability of held (1) or not (0). */
+/**
+ * A stated probability and whether the thing it is the probability of held (1) or not (0); `w` weighs it in the
+ * measures below (1 when absent), so a sample can stand for a population with other shares.
+ */
 export interface Outcome {
   p: number;
   y: 0 | 1;
+  w?: number;
 }
+
+const weight = (o: Outcome) => o.w ?? 1;
 
 const BINS = 10;
 
@@ -12,21 +18,23 @@ function bins(outcomes: Outcome[]): { n: number; p: number; y: number }[] {
   const out = Array.from({ length: BINS }, () => ({ n: 0, p: 0, y: 0 }));
   for (const o of outcomes) {
     const b = out[Math.min(BINS - 1, Math.floor(o.p * BINS))]!;
-    b.n++;
-    b.p += o.p;
-    b.y += o.y;
+    b.n += weight(o);
+    b.p += weight(o) * o.p;
+    b.y += weight(o) * o.y;
   }
   return out.map((b) => (b.n ? { n: b.n, p: b.p / b.n, y: b.y / b.n } : b));
 }
 
 /** Expected calibration error over 10 equal-width bins: the mean |stated - observed|, weighted by bin size. */
 export function ece(outcomes: Outcome[]): number {
-  return bins(outcomes).reduce((s, b) => s + (b.n / outcomes.length) * Math.abs(b.p - b.y), 0);
+  const total = outcomes.reduce((s, o) => s + weight(o), 0);
+  return bins(outcomes).reduce((s, b) => s + (b.n / total) * Math.abs(b.p - b.y), 0);
 }
 
 /** Brier score: the mean squared difference between probability and outcome. */
 export function brier(outcomes: Outcome[]): number {
-  return outcomes.reduce((s, o) => s + (o.p - o.y) ** 2, 0) / outcomes.length;
+  const total = outcomes.reduce((s, o) => s + weight(o), 0);
+  return outcomes.reduce((s, o) => s + weight(o) * (o.p - o.y) ** 2, 0) / total;
 }
 
 const COLOURS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf'];

@@ -5,14 +5,15 @@ import { readFileSync } from 'node:fs';
 
 /**
  * Platt scaling of a log-odds x: sigmoid(a x + b); verify adds `agree` times +1 / -1 / 0. With
- * `steps` (isotonic regression), the result is then mapped by a non-decreasing step function:
- * each step is [from, probability], ascending, the last whose `from` is reached applies.
+ * `points` (isotonic regression), the result is then mapped through a rising piecewise-linear
+ * curve: each point is [Platt output, probability], both ascending; flat before the first point
+ * and after the last. Linear between points, so two decisions keep the order of their odds.
  */
 export interface Platt {
   a: number;
   b: number;
   agree?: number;
-  steps?: [number, number][];
+  points?: [number, number][];
 }
 
 /** Softmax temperatures by option count: keys "lo-hi" (inclusive), the first range holding n applies. */
@@ -50,10 +51,14 @@ export function logit(p: number): number {
 /** A calibrated probability from log-odds (and, for verify, whether a value found agrees: +1, -1, 0). */
 export function platt(map: Platt, logOdds: number, agree = 0): number {
   const p = sigmoid(map.a * logOdds + map.b + (map.agree ?? 0) * agree);
-  if (!map.steps) return p;
-  let stepped = map.steps[0]![1];
-  for (const [from, q] of map.steps) if (p >= from) stepped = q;
-  return stepped;
+  const points = map.points;
+  if (!points) return p;
+  const next = points.findIndex(([at]) => p < at);
+  if (next === 0) return points[0]![1];
+  if (next === -1) return points.at(-1)![1];
+  const [x0, y0] = points[next - 1]!;
+  const [x1, y1] = points[next]!;
+  return y0 + ((y1 - y0) * (p - x0)) / (x1 - x0);
 }
 
 /** Whether a range "lo-hi" of option counts holds n. */

@@ -27,21 +27,22 @@ t.test('Platt scaling keeps the order of log-odds and the identity changes nothi
   );
 });
 
-t.test('isotonic steps map the Platt output to their step, keeping the order', async (t) => {
+t.test('isotonic points map the Platt output along their curve, keeping the order', async (t) => {
   const map = {
     a: 1,
     b: 0,
-    steps: [
-      [0, 0.2],
-      [0.6, 0.9],
+    points: [
+      [0.3, 0.2],
+      [0.7, 0.9],
     ] as [number, number][],
   };
-  t.equal(platt(map, 0), 0.2, 'sigmoid(0) = 0.5 is below the second step');
-  t.equal(platt(map, 2), 0.9, 'sigmoid(2) = 0.88 reaches it');
-  const ps = [-4, -1, 0, 0.5, 1, 4].map((x) => platt(map, x));
+  t.equal(platt(map, -3), 0.2, 'sigmoid(-3) = 0.05 is before the first point: flat');
+  t.equal(platt(map, 3), 0.9, 'sigmoid(3) = 0.95 is after the last: flat');
+  t.ok(Math.abs(platt(map, 0) - 0.55) < 1e-12, 'sigmoid(0) = 0.5 is halfway: 0.55');
+  const ps = [-1, -0.5, 0, 0.5, 0.8].map((x) => platt(map, x));
   t.ok(
-    ps.every((p, i) => i === 0 || p >= ps[i - 1]!),
-    `monotone: ${ps.join(' ')}`,
+    ps.every((p, i) => i === 0 || p > ps[i - 1]!),
+    `rising between the points: ${ps.join(' ')}`,
   );
 });
 
