@@ -15,9 +15,9 @@
 // and outcome (each set weighs the same, and within it true and false weigh half each), so a map
 // assumes an even prior on every decision instead of the mixture's share of true statements (a
 // map fitted on the mixture as sampled carries its base rate into every answer). The map shipped
-// has the lowest mean of its held-out ECE balanced so and as the sets sampled their decisions. classify (and each classify-tree level) and rate: the
-// map in effect, none, one softmax temperature, and one per range of option counts, each fitted by
-// likelihood of the gold option. Prints the per-set table before (the map in effect) and after.
+// has the lowest mean of its held-out ECE balanced so and as the sets sampled their decisions.
+// classify (and each classify-tree level) and rate: the map in effect, none, one softmax
+// temperature, and one per range of option counts, each fitted by likelihood of the gold option. Prints the per-set table before (the map in effect) and after.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
