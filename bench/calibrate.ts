@@ -17,7 +17,8 @@
 // map fitted on the mixture as sampled carries its base rate into every answer). The map shipped
 // has the lowest mean of its held-out ECE balanced so and as the sets sampled their decisions.
 // classify (and each classify-tree level) and rate: the map in effect, none, one softmax
-// temperature, and one per range of option counts, each fitted by likelihood of the gold option. Prints the per-set table before (the map in effect) and after.
+// temperature, and one per range of option counts, each fitted by likelihood of the gold option.
+// Prints the per-set table before (the map in effect) and after.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
