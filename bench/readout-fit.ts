@@ -72,16 +72,16 @@ export function fitReadout(items: Item[], penalty: number): FittedReadout {
   const anchor = (j: number) => (j === 0 ? 1 : 0);
   const m = new Float64Array(dim + 2);
   const v2 = new Float64Array(dim + 2);
-  const scoreOf = (i: number, o: number) => {
-    let s = theta[0]! * items[i]!.z[o]! + theta[1]! * ends[i]![o]!;
-    const row = rows[i]![o]!;
+  // An option's score from its zero-shot reading, its centred end-of-reply reading and centred row.
+  const score = (z: number, end: number, row: Float64Array) => {
+    let s = theta[0]! * z + theta[1]! * end;
     for (let d = 0; d < dim; d++) s += (theta[d + 2]! * row[d]!) / spread[d]!;
     return s;
   };
   for (let t = 1; t <= STEPS; t++) {
     const g = new Float64Array(dim + 2);
     items.forEach((item, i) => {
-      const p = softmax(item.z.map((_, o) => scoreOf(i, o)));
+      const p = softmax(item.z.map((z, o) => score(z, ends[i]![o]!, rows[i]![o]!)));
       p.forEach((pk, o) => {
         const r = (pk - (o === item.gold ? 1 : 0)) / items.length;
         g[0]! += r * item.z[o]!;
@@ -103,15 +103,9 @@ export function fitReadout(items: Item[], penalty: number): FittedReadout {
     v: Array.from({ length: dim }, (_, d) => Number((theta[d + 2]! / spread[d]!).toPrecision(6))),
   });
   const probabilities = (item: Item) => {
-    const e = centred(item.end);
-    const r = centredRows(item);
-    return softmax(
-      item.z.map((z, o) => {
-        let s = theta[0]! * z + theta[1]! * e[o]!;
-        for (let d = 0; d < dim; d++) s += (theta[d + 2]! * r[o]![d]!) / spread[d]!;
-        return s;
-      }),
-    );
+    const end = centred(item.end);
+    const row = centredRows(item);
+    return softmax(item.z.map((z, o) => score(z, end[o]!, row[o]!)));
   };
   return {
     parameters,

@@ -169,14 +169,18 @@ export class Classify {
     labels: Label[],
     layer: number,
   ): Promise<{ z: number[][]; first: ScoreResult[]; read: ScoreResult[] }> {
-    const jobs = texts.map((t) => {
+    const prompts = texts.map((t) => {
       const job = this.job(t, labels);
-      const whole = this.whole(job);
-      return { ...job, prefix: whole.subarray(0, -1), branches: [whole.subarray(-1)] };
+      return { job, whole: this.whole(job) };
     });
+    const jobs = prompts.map(({ job, whole }) => ({
+      ...job,
+      prefix: whole.subarray(0, -1),
+      branches: [whole.subarray(-1)],
+    }));
     const [prior, first] = await Promise.all([this.priors.of(labels), score(jobs)]);
     const names = labels.map((l) => this.prompt.option(l.name));
-    const read = await score(jobs.map((j) => optionsJob(this.whole(j), names, this.prompt.endOfTurn(), layer)));
+    const read = await score(prompts.map(({ whole }) => optionsJob(whole, names, this.prompt.endOfTurn(), layer)));
     return { z: first.map((r) => calibrated(r.logprobs, prior)), first, read };
   }
 
