@@ -15,7 +15,8 @@
 // and outcome (each set weighs the same, and within it true and false weigh half each), so a map
 // assumes an even prior on every decision instead of the mixture's share of true statements (a
 // map fitted on the mixture as sampled carries its base rate into every answer). The map shipped
-// has the lowest mean of its held-out ECE balanced so and as the sets sampled their decisions.
+// has the lowest mean of its held-out ECE balanced so and as the sets sampled their decisions,
+// among the maps that decide at least as many held-out decisions right as the map in effect.
 // classify (and each classify-tree level) and rate: the map in effect, none, one softmax
 // temperature, and one per range of option counts, each fitted by likelihood of the gold option.
 // Prints the per-set table before (the map in effect) and after.
@@ -313,8 +314,13 @@ const roundMap = (m: Platt): Platt =>
   Object.fromEntries(Object.entries(m).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v])) as unknown as Platt;
 /** A binary map answers to an even prior and to the sets' own mixes alike: the mean of its two ECEs. */
 const eceOf = (m: Measure) => (m.asSampled ? (m.ece + m.asSampled.ece) / 2 : m.ece);
+/** Decisions right as the sets sampled them (a temperature never changes one). */
+const rightOf = (m: Measure) => m.asSampled?.accuracy ?? m.accuracy;
+/** The lowest ECE among the maps that decide as many held-out decisions right as the map in effect. */
 const lowestEce = (measured: Record<string, Measure>) =>
-  Object.entries(measured).sort((a, b) => eceOf(a[1]) - eceOf(b[1]))[0]![0];
+  Object.entries(measured)
+    .filter(([, m]) => rightOf(m) >= rightOf(measured['in effect']!))
+    .sort((a, b) => eceOf(a[1]) - eceOf(b[1]))[0]![0];
 
 const shipped: Calibration = JSON.parse(readFileSync(values.out!, 'utf8')).parameters;
 const measured: Record<string, Record<string, Measure>> = {};
@@ -425,13 +431,16 @@ const provenance = {
   fit: half(run, 'fit (ids whose FNV-1a hash is even)'),
   report: half(report, 'report (ids whose FNV-1a hash is odd)'),
   method:
-    'Candidates fitted on the fit half, measured on the report half, the lowest ECE there shipped. yes-no and verify: fitted and measured on decisions balanced per set and outcome (each set the same weight, true and false half of it each: the maps assume an even prior on every decision), the map shipped the one with the lowest mean of that ECE and the ECE as the sets sampled their decisions; prior correction (a bias), Platt scaling of the log-odds (verify: plus a weight on whether a value the text gives agrees, +1 / -1 / 0), isotonic regression of the Platt output (points of a rising piecewise-linear curve, shares smoothed +1/+2); ' +
+    'Candidates fitted on the fit half, measured on the report half, the lowest ECE there shipped. yes-no and verify: fitted and measured on decisions balanced per set and outcome (each set the same weight, true and false half of it each: the maps assume an even prior on every decision), the map shipped the one with the lowest mean of that ECE and the ECE as the sets sampled their decisions, among those that decide as many held-out decisions right (as sampled) as the map in effect; prior correction (a bias), Platt scaling of the log-odds (verify: plus a weight on whether a value the text gives agrees, +1 / -1 / 0), isotonic regression of the Platt output (points of a rising piecewise-linear curve, shares smoothed +1/+2); ' +
     'classify (every classify-tree level too) and rate: softmax temperature, one overall or one per range of option counts (where the range has at least 20 choices), maximum likelihood of the gold option; ECE of the top option.',
   examples,
   chosen,
   kept: Object.entries(chosen)
     .filter(([, m]) => m === 'in effect')
-    .map(([cap]) => `${cap}: the map in effect (an earlier fit) had the lowest held-out ECE and is kept`),
+    .map(
+      ([cap]) =>
+        `${cap}: the map in effect (an earlier fit) is kept: no candidate that decides as many held-out decisions right has a lower ECE`,
+    ),
   measuredOnReportHalf: measured,
 };
 writeFileSync(values.out!, `${JSON.stringify({ provenance, parameters }, null, 2)}\n`);
