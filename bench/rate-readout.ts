@@ -1,6 +1,7 @@
 // Refits a trained readout of rate over a scale's levels (issue 44) and reports it leaving each
 // training source out. The levels are options: per level s = a z + b e + v . h, as the option
-// readout (src/decisions/option-readout.ts, fitted by bench/readout-fit.ts), with z the level's
+// readout (src/decisions/option-readout.ts; fitted as bench/readout-fit.ts does, its step decaying:
+// bench/rate-readout-fit.ts), with z the level's
 // zero-shot reading as rate ships it (log-probability over the calibrated temperature), e the
 // log-probability that the reply ends after the level written out, h a layer's hidden state at
 // the level's last token. Training items come only from vaderSentiment 3.3.2's human ratings
@@ -14,7 +15,8 @@
 // layer and penalty, it beats rate as shipped on every source left out and loses on no development
 // set (--report required).
 //
-//   node dist/bench/rate-readout.js [--per-source 60] [--penalties 1,10,100] [--seed 1] [--report]
+//   node dist/bench/rate-readout.js [--per-source 120] [--penalties 0.3,1,10] [--seed 1] [--report]
+//       [--eval ../shared/eval (the development sets' folder; from a worktree, /work/shared/eval)]
 //       [--out src/decisions/readouts/rate.json] [--results bench/results/rate-readout.json]
 import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -29,16 +31,18 @@ import { shuffleInPlace, uniform } from '../src/heads/random.js';
 import { modelSha256 } from '../src/models/identity.js';
 import { resolveModel, storeOptions } from '../src/models/store.js';
 import { ece } from './eval-metrics.js';
-import { fitReadout, type FittedReadout, type Item } from './readout-fit.js';
+import type { FittedReadout, Item } from './readout-fit.js';
+import { fitDecayed } from './rate-readout-fit.js';
 import { vader, type RatedSet } from './training-data.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
   options: {
-    'per-source': { type: 'string', default: '60' },
-    penalties: { type: 'string', default: '1,10,100' },
+    'per-source': { type: 'string', default: '120' },
+    penalties: { type: 'string', default: '0.3,1,10' },
     seed: { type: 'string', default: '1' },
     report: { type: 'boolean', default: false },
+    eval: { type: 'string', default: join(root, '../shared/eval') },
     out: { type: 'string', default: `${root}src/decisions/readouts/rate.json` },
     results: { type: 'string', default: `${root}bench/results/rate-readout.json` },
   },
@@ -107,8 +111,9 @@ function sample(set: RatedSet, k: number): Asked[] {
 
 /** The development sets' rate items: reported on, never fitted on. */
 function development(): Asked[] {
-  const shared = join(root, '../shared/eval');
+  const shared = values.eval;
   const files = ['dev-decisions.jsonl', 'pool-dev.jsonl', 'external/dev.jsonl'].map((f) => join(shared, f));
+  if (!files.some(existsSync)) throw new Error(`--report: no development sets in ${shared} (--eval names the folder)`);
   return files.filter(existsSync).flatMap((file) =>
     readFileSync(file, 'utf8')
       .split('\n')
@@ -254,7 +259,7 @@ const byVariant = variants.map(({ layer, penalty }) => {
   const training = all.filter((x) => sources.includes(x.source)).map((x) => itemOf(x, layer));
   const held = sources.map((source) =>
     figures(
-      fitReadout(
+      fitDecayed(
         training.filter((x) => x.source !== source),
         penalty,
       ),
@@ -268,7 +273,7 @@ const byVariant = variants.map(({ layer, penalty }) => {
 const best = byVariant.reduce((a, b) => (b.meanGain > a.meanGain ? b : a));
 const bestLayer = typeof best.layer === 'number' ? best.layer : undefined;
 const training = all.filter((x) => sources.includes(x.source)).map((x) => itemOf(x, bestLayer));
-const final = fitReadout(training, best.penalty);
+const final = fitDecayed(training, best.penalty);
 const dev = [...new Set(all.map((x) => x.source).filter((s) => s.startsWith('dev:')))].map((source) =>
   figures(
     final,
