@@ -10,12 +10,15 @@ import { Prompt } from './prompt.js';
 import { shaped, textsOf } from './texts.js';
 import { Reader } from './windows.js';
 import type { Learned } from './learned.js';
-import { optionsJob } from './option-readout.js';
+import { optionsJob, type OptionReadout } from './option-readout.js';
 import type { Static } from '@sinclair/typebox';
 import type { RateRequest, RateResult as RateResultSchema } from '../api/rate.js';
 
 export type RateInput = Static<typeof RateRequest>;
 export type RateResult = Static<typeof RateResultSchema>;
+
+/** The shipped readout of rate over the levels (bench/rate-readout.ts), read by OptionReadout.forModel. */
+export const RATE_READOUT_FILE = new URL('../../../src/decisions/readouts/rate.json', import.meta.url);
 
 const SYSTEM = 'You rate texts on a scale. Reply with the level that fits best, nothing else.';
 
@@ -27,6 +30,7 @@ export class Rate {
   constructor(
     private readonly engine: Engine,
     private readonly heads?: Learned,
+    private readonly readout?: OptionReadout,
   ) {
     this.prompt = new Prompt(engine, SYSTEM);
     this.reader = new Reader(engine);
@@ -41,6 +45,13 @@ export class Rate {
     if (learned) {
       const results = learned.probabilities.map((p) => rated(input.scale, p));
       return { body: shaped(results, list), inputChars, inputTokens: learned.promptTokens, heads: [learned.head] };
+    }
+    if (this.readout) {
+      // The trained readout: each level read written out in full after the zero-shot reading.
+      const { z, first, read } = await this.levelReadings(score, texts, input.scale, [this.readout.layer]);
+      const results = z.map((zi, i) => rated(input.scale, normalise(this.readout!.scores(zi, read[i]!))));
+      const inputTokens = [...first, ...read].reduce((n, r) => n + r.promptTokens, 0);
+      return { body: shaped(results, list), inputChars, inputTokens };
     }
     const scored = await score(texts.map((text) => this.job(text, input.scale)));
     const results = scored.map((r) => rated(input.scale, normalise(this.zeroShot(r, input.scale))));
