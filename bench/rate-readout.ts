@@ -1,11 +1,11 @@
 // Refits a trained readout of rate over a scale's levels (issue 44) and reports it leaving each
 // training source out. The levels are options: per level s = a z + b e + v . h, as the option
-// readout (src/decisions/option-readout.ts; fitted as bench/readout-fit.ts does, its step decaying:
-// bench/rate-readout-fit.ts), with z the level's
-// zero-shot reading as rate ships it (log-probability over the calibrated temperature), e the
-// log-probability that the reply ends after the level written out, h a layer's hidden state at
-// the level's last token. Training items come only from vaderSentiment 3.3.2's human ratings
-// (bench/training-data.ts), one source per kind of text: each text's mean rating (-4..4) is put on
+// readout (src/decisions/option-readout.ts; fitted as bench/readout-fit.ts does, its step
+// decaying: bench/rate-readout-fit.ts), with z the level's zero-shot reading as rate ships it
+// (log-probability over the calibrated temperature), e the log-probability that the reply ends
+// after the level written out, h a layer's hidden state at the level's last token. Training items
+// come only from vaderSentiment 3.3.2's human ratings (bench/training-data.ts), one source per kind
+// of text: each text's mean rating (-4..4) is put on
 // one of a few general sentiment scales (SCALES), items near a cut between two levels left out and
 // levels drawn evenly, so the fit learns "which level fits", not a base rate. What the model reads
 // (Rate.levelReadings: layers 16 and final together) is kept in a feature cache and a run resumes
