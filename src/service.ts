@@ -14,6 +14,7 @@ import { Heads } from './heads/heads.js';
 import { HeadDecisions } from './heads/apply.js';
 import { modelSha256 } from './models/identity.js';
 import { OptionReadout } from './decisions/option-readout.js';
+import { RATE_READOUT_FILE } from './decisions/rate.js';
 
 export const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   name: string;
@@ -40,9 +41,10 @@ export async function openService(
   const model = () => modelSha256(config);
   const heads = headStore && (await Heads.open(headStore, await model(), engine.hiddenSize, warn));
   const readout = await OptionReadout.forModel(model);
-  if (config.audio === 'off') return decisions(engine, heads, readout);
+  const rateReadout = await OptionReadout.forModel(model, RATE_READOUT_FILE);
+  if (config.audio === 'off') return decisions(engine, heads, readout, rateReadout);
   await loadAudio(engine, config);
-  return { ...decisions(engine, heads, readout), transcription: new Transcription(engine, config) };
+  return { ...decisions(engine, heads, readout, rateReadout), transcription: new Transcription(engine, config) };
 }
 
 /** Loads whisper, the VAD model and the speaker encoder the configuration names. */
@@ -61,10 +63,16 @@ export async function loadAudio(engine: Engine, config: Config): Promise<void> {
 
 /**
  * Every capability of the table (src/decisions/capabilities.ts) and chat over one engine; choices
- * among options read by `readout` when given (the shipped one, for the model it was fitted on).
+ * among options read by `readout` and rate's levels by `rateReadout` when given (the shipped ones,
+ * for the model they were fitted on).
  */
-export function decisions(engine: Engine, heads?: Heads, readout?: OptionReadout): Service {
-  const opened = new Opened(engine, heads && new HeadDecisions(engine, heads), readout);
+export function decisions(
+  engine: Engine,
+  heads?: Heads,
+  readout?: OptionReadout,
+  rateReadout?: OptionReadout,
+): Service {
+  const opened = new Opened(engine, heads && new HeadDecisions(engine, heads), readout, rateReadout);
   const { decisions, bound } = openCapabilities(opened);
   return {
     ...decisions,

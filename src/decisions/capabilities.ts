@@ -31,7 +31,7 @@ export const CAPABILITIES = [
   capability(yesNoApi, (o) => new YesNo(o.engine, o.heads)),
   capability(classifyApi, (o) => o.classify),
   capability(classifyTreeApi, (o) => new ClassifyTree(o.engine, o.classify, o.heads)),
-  capability(rateApi, (o) => new Rate(o.engine, o.heads)),
+  capability(rateApi, (o) => new Rate(o.engine, o.heads, o.rateReadout)),
   capability(answerApi, (o) => new Answer(o.engine)),
   capability(extractApi, (o) => o.extract),
   capability(entitiesApi, (o) => new Entities(o.engine)),
@@ -46,7 +46,8 @@ export interface Decision<I, O> {
 /**
  * Decisions others build on (classify-tree on classify, chat on classify and extract), opened once
  * per engine, the fitted heads the decisions apply (src/heads), when a store holds them, and the
- * shipped trained readout of choices among options, when it was fitted on the engine's model.
+ * shipped trained readouts of choices among options and of rate's levels, when fitted on the
+ * engine's model.
  */
 export class Opened {
   private shared: { classify?: Classify; extract?: Extract } = {};
@@ -54,6 +55,7 @@ export class Opened {
     readonly engine: Engine,
     readonly heads?: Learned,
     readonly readout?: OptionReadout,
+    readonly rateReadout?: OptionReadout,
   ) {}
   get classify(): Classify {
     return (this.shared.classify ??= new Classify(this.engine, this.heads, this.readout));

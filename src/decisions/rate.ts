@@ -2,7 +2,7 @@
 // each level's own words. The scale is numbered for reference, but a level's number is not what
 // is scored: descriptions with numbers of their own ("7/10", a 1-10 scale) pull a written digit
 // to the wrong level. The scale comes before the text, so it is cached across calls.
-import type { ScoreJob } from '../binding.js';
+import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
@@ -10,11 +10,15 @@ import { Prompt } from './prompt.js';
 import { shaped, textsOf } from './texts.js';
 import { Reader } from './windows.js';
 import type { Learned } from './learned.js';
+import { optionsJob, type OptionReadout } from './option-readout.js';
 import type { Static } from '@sinclair/typebox';
 import type { RateRequest, RateResult as RateResultSchema } from '../api/rate.js';
 
 export type RateInput = Static<typeof RateRequest>;
 export type RateResult = Static<typeof RateResultSchema>;
+
+/** The shipped readout of rate over the levels (bench/rate-readout.ts), read by OptionReadout.forModel. */
+export const RATE_READOUT_FILE = new URL('../../../src/decisions/readouts/rate.json', import.meta.url);
 
 const SYSTEM = 'You rate texts on a scale. Reply with the level that fits best, nothing else.';
 
@@ -26,6 +30,7 @@ export class Rate {
   constructor(
     private readonly engine: Engine,
     private readonly heads?: Learned,
+    private readonly readout?: OptionReadout,
   ) {
     this.prompt = new Prompt(engine, SYSTEM);
     this.reader = new Reader(engine);
@@ -41,24 +46,68 @@ export class Rate {
       const results = learned.probabilities.map((p) => rated(input.scale, p));
       return { body: shaped(results, list), inputChars, inputTokens: learned.promptTokens, heads: [learned.head] };
     }
-    const scale = input.scale.map((s, i) => `${i}: ${s}`).join('\n');
-    const options = this.prompt.choices(input.scale);
-    const jobs = texts.map((text) => ({
-      prefix: this.prompt.prefix(
-        `Scale from 0 (lowest) to ${input.scale.length - 1} (highest):\n${scale}\n\nText: ${this.reader.sample(text).text}\n\n`,
-      ),
-      branches: [this.question],
-      options,
-    }));
-    const scored = await score(jobs);
-    const results = scored.map((r) =>
-      rated(input.scale, normalise(r.logprobs, temperature(calibration.rate, input.scale.length))),
-    );
+    if (this.readout) {
+      // The trained readout: each level read written out in full after the zero-shot reading.
+      const { z, first, read } = await this.levelReadings(score, texts, input.scale, [this.readout.layer]);
+      const results = z.map((zi, i) => rated(input.scale, normalise(this.readout!.scores(zi, read[i]!))));
+      const inputTokens = [...first, ...read].reduce((n, r) => n + r.promptTokens, 0);
+      return { body: shaped(results, list), inputChars, inputTokens };
+    }
+    const scored = await score(texts.map((text) => this.job(text, input.scale)));
+    const results = scored.map((r) => rated(input.scale, normalise(this.zeroShot(r, input.scale))));
     return {
       body: shaped(results, list),
       inputChars,
       inputTokens: scored.reduce((n, r) => n + r.promptTokens, 0),
     };
+  }
+
+  /** The job that scores every level of `scale` for one text (a sample of it when it is long). */
+  private job(text: string, scale: string[]): ScoreJob {
+    const numbered = scale.map((s, i) => `${i}: ${s}`).join('\n');
+    return {
+      prefix: this.prompt.prefix(
+        `Scale from 0 (lowest) to ${scale.length - 1} (highest):\n${numbered}\n\nText: ${this.reader.sample(text).text}\n\n`,
+      ),
+      branches: [this.question],
+      options: this.prompt.choices(scale),
+    };
+  }
+
+  /** The levels' calibrated log-probabilities (up to a constant): the zero-shot reading. */
+  private zeroShot(r: ScoreResult, scale: string[]): number[] {
+    const t = temperature(calibration.rate, scale.length);
+    return Array.from(r.logprobs, (x) => x / t);
+  }
+
+  /**
+   * What a trained readout over the levels reads of each text (as Classify.optionReadings): the
+   * zero-shot reading `z`, and per level, `layers`' hidden states after the level written out in
+   * full and the log-probability that the reply ends there (`read`: optionsJob, one row per layer
+   * asked). The zero-shot job's prefix ends one token short of its prompt, so the slot keeps all but
+   * that token for the second job. bench/rate-readout.ts fits on these.
+   */
+  async levelReadings(
+    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+    texts: string[],
+    scale: string[],
+    layers: number[],
+  ): Promise<{ z: number[][]; first: ScoreResult[]; read: ScoreResult[] }> {
+    const wholes = texts.map((t) => {
+      const job = this.job(t, scale);
+      return { job, whole: Int32Array.from([...job.prefix, ...job.branches[0]!]) };
+    });
+    const first = await score(
+      wholes.map(({ job, whole }) => ({ ...job, prefix: whole.subarray(0, -1), branches: [whole.subarray(-1)] })),
+    );
+    const levels = scale.map((s) => this.prompt.option(s));
+    const read = await score(
+      wholes.map(({ whole }) => ({
+        ...optionsJob(whole, levels, this.prompt.endOfTurn(), layers[0]!),
+        hiddenLayers: layers,
+      })),
+    );
+    return { z: first.map((r) => this.zeroShot(r, scale)), first, read };
   }
 }
 

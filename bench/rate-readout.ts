@@ -1,0 +1,348 @@
+// Refits a trained readout of rate over a scale's levels (issue 44) and reports it leaving each
+// training source out. The levels are options: per level s = a z + b e + v . h, as the option
+// readout (src/decisions/option-readout.ts; fitted as bench/readout-fit.ts does, its step
+// decaying: bench/rate-readout-fit.ts), with z the level's zero-shot reading as rate ships it
+// (log-probability over the calibrated temperature), e the log-probability that the reply ends
+// after the level written out, h a layer's hidden state at the level's last token. Training items
+// come only from vaderSentiment 3.3.2's human ratings (bench/training-data.ts), one source per kind
+// of text: each text's mean rating (-4..4) is put on
+// one of a few general sentiment scales (SCALES), items near a cut between two levels left out and
+// levels drawn evenly, so the fit learns "which level fits", not a base rate. What the model reads
+// (Rate.levelReadings: layers 16 and final together) is kept in a feature cache and a run resumes
+// where it stopped. For each layer (or none: a and b only) and penalty, a readout fitted without a
+// source is scored on it beside rate as shipped; --report also reads the development sets' rate
+// items (../shared/eval), never fitted on. The readout is written (--out) only when, at the best
+// layer and penalty, it beats rate as shipped on every source left out and loses on no development
+// set (--report required).
+//
+//   node dist/bench/rate-readout.js [--per-source 120] [--penalties 0.3,1,10] [--seed 1] [--report]
+//       [--eval ../shared/eval (the development sets' folder; from a worktree, /work/shared/eval)]
+//       [--out src/decisions/readouts/rate.json] [--results bench/results/rate-readout.json]
+import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { DEFAULTS, loadConfig } from '../src/config.js';
+import { normalise } from '../src/decisions/distribution.js';
+import { Rate } from '../src/decisions/rate.js';
+import { Engine } from '../src/engine/engine.js';
+import { shuffleInPlace, uniform } from '../src/heads/random.js';
+import { modelSha256 } from '../src/models/identity.js';
+import { resolveModel, storeOptions } from '../src/models/store.js';
+import { ece } from './eval-metrics.js';
+import type { FittedReadout, Item } from './readout-fit.js';
+import { fitDecayed } from './rate-readout-fit.js';
+import { vader, type RatedSet } from './training-data.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const { values } = parseArgs({
+  options: {
+    'per-source': { type: 'string', default: '120' },
+    penalties: { type: 'string', default: '0.3,1,10' },
+    seed: { type: 'string', default: '1' },
+    report: { type: 'boolean', default: false },
+    eval: { type: 'string', default: join(root, '../shared/eval') },
+    out: { type: 'string', default: `${root}src/decisions/readouts/rate.json` },
+    results: { type: 'string', default: `${root}bench/results/rate-readout.json` },
+  },
+});
+const perSource = Number(values['per-source']);
+const penalties = values.penalties.split(',').map(Number);
+const seed = Number(values.seed);
+const LAYERS = [16, -1]; // read together; each fitted and reported on its own
+const MARGIN = 0.15; // ratings this close to a cut between two levels are left out: their level is a toss-up
+const MAX_CHARS = 700;
+
+// General sentiment scales and where their levels' cuts fall on the -4..4 mean rating.
+const SCALES: { levels: string[]; cuts: number[] }[] = [
+  { levels: ['very negative', 'negative', 'neutral', 'positive', 'very positive'], cuts: [-2, -0.5, 0.5, 2] },
+  {
+    levels: [
+      'strongly negative',
+      'somewhat negative',
+      'neither positive nor negative',
+      'somewhat positive',
+      'strongly positive',
+    ],
+    cuts: [-2, -0.5, 0.5, 2],
+  },
+  { levels: ['negative', 'neutral', 'positive'], cuts: [-0.5, 0.5] },
+];
+
+interface Asked {
+  id: string;
+  source: string;
+  text: string;
+  scale: string[];
+  gold: number;
+  tol: number;
+}
+
+/** The level of a rating on a scale, or undefined when it lies within MARGIN of a cut. */
+function levelOf(rating: number, cuts: number[]): number | undefined {
+  if (cuts.some((c) => Math.abs(rating - c) < MARGIN)) return undefined;
+  return cuts.filter((c) => rating > c).length;
+}
+
+/** perSource items of a set, scales in turn, each scale's levels in turn (as long as a level has texts). */
+function sample(set: RatedSet, k: number): Asked[] {
+  const random = uniform(seed * 1000 + k);
+  const pool = shuffleInPlace([...set.items], random);
+  const used = new Set<number>();
+  const out: Asked[] = [];
+  for (let j = 0; out.length < perSource && j < perSource * 4; j++) {
+    const scale = SCALES[j % SCALES.length]!;
+    const want = Math.floor(j / SCALES.length) % scale.levels.length;
+    const at = pool.findIndex((x, i) => !used.has(i) && levelOf(x.rating, scale.cuts) === want);
+    if (at < 0) continue;
+    used.add(at);
+    out.push({
+      id: `${set.name}:${out.length}`,
+      source: set.name,
+      text: pool[at]!.text.slice(0, MAX_CHARS),
+      scale: scale.levels,
+      gold: want,
+      tol: 0,
+    });
+  }
+  return out;
+}
+
+/** The development sets' rate items: reported on, never fitted on. */
+function development(): Asked[] {
+  const shared = values.eval;
+  const files = ['dev-decisions.jsonl', 'pool-dev.jsonl', 'external/dev.jsonl'].map((f) => join(shared, f));
+  if (!files.some(existsSync)) throw new Error(`--report: no development sets in ${shared} (--eval names the folder)`);
+  return files.filter(existsSync).flatMap((file) =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            id: string;
+            set?: string;
+            cap: string;
+            req: { text: string; scale: string[] };
+            expect: { level: number; tol?: number };
+          },
+      )
+      .filter((c) => c.cap === 'rate')
+      .map((c) => ({
+        id: c.id,
+        source: `dev:${c.set ?? file.split('/').pop()!.replace('.jsonl', '')}`,
+        text: c.req.text,
+        scale: c.req.scale,
+        gold: c.expect.level,
+        tol: c.expect.tol ?? 0,
+      })),
+  );
+}
+
+const config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
+const modelPath = await resolveModel(config.model, { ...storeOptions(config), path: config.modelPath });
+const model = await modelSha256(config);
+const sets = await vader();
+const asked = [...sets.flatMap((s, k) => sample(s, k)), ...(values.report ? development() : [])];
+const tolerance = new Map(asked.map((a) => [a.id, a.tol]));
+
+// The feature cache: one line of meta and (levels x layers) rows of hidden state per item read.
+interface Read {
+  id: string;
+  source: string;
+  gold: number;
+  z: number[];
+  end: number[];
+  dim: number;
+  hidden: Float32Array; // per level, LAYERS.length rows of dim
+}
+const cache = join(
+  process.env.XDG_CACHE_HOME || join(homedir(), '.cache'),
+  'decision-machine-1',
+  'features',
+  `rate-${model.slice(0, 12)}-L${LAYERS.join('_')}`,
+);
+mkdirSync(cache, { recursive: true });
+const metaFile = join(cache, 'meta.jsonl');
+const hiddenFile = join(cache, 'hidden.bin');
+const reads = new Map<string, Read>();
+{
+  const lines = existsSync(metaFile) ? readFileSync(metaFile, 'utf8').split('\n').filter(Boolean) : [];
+  const hidden = existsSync(hiddenFile) ? readFileSync(hiddenFile) : Buffer.alloc(0);
+  let at = 0;
+  for (const line of lines) {
+    const m = JSON.parse(line) as Omit<Read, 'hidden'>;
+    const bytes = m.z.length * LAYERS.length * m.dim * 4;
+    if (at + bytes > hidden.length) break; // a read cut off before its rows were written
+    reads.set(m.id, {
+      ...m,
+      hidden: new Float32Array(hidden.buffer.slice(hidden.byteOffset + at, hidden.byteOffset + at + bytes)),
+    });
+    at += bytes;
+  }
+  if (existsSync(hiddenFile) && statSync(hiddenFile).size !== at) writeFileSync(hiddenFile, hidden.subarray(0, at));
+  if (lines.length !== reads.size)
+    writeFileSync(
+      metaFile,
+      lines
+        .slice(0, reads.size)
+        .map((l) => l + '\n')
+        .join(''),
+    );
+}
+
+const todo = asked.filter((a) => !reads.has(a.id));
+if (todo.length > 0) {
+  const engine = await Engine.open({ ...config, modelPath, encoderPath: undefined });
+  const rate = new Rate(engine);
+  const score = (jobs: Parameters<typeof engine.score>[0]) => engine.score(jobs);
+  const started = performance.now();
+  for (const [n, a] of todo.entries()) {
+    const { z, read } = await rate.levelReadings(score, [a.text], a.scale, LAYERS);
+    const r = read[0]!;
+    const item: Read = {
+      id: a.id,
+      source: a.source,
+      gold: a.gold,
+      z: z[0]!,
+      end: Array.from(r.logprobs),
+      dim: engine.hiddenSize,
+      hidden: r.hidden!,
+    };
+    appendFileSync(hiddenFile, Buffer.from(r.hidden!.buffer, r.hidden!.byteOffset, r.hidden!.byteLength));
+    const { hidden: _, ...meta } = item;
+    appendFileSync(metaFile, JSON.stringify(meta) + '\n');
+    reads.set(a.id, item);
+    if (n % 20 === 0)
+      console.error(`read ${n + 1} of ${todo.length} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  }
+  await engine.close();
+}
+
+/** A read as the fit's item for one layer (LAYERS' index), or with no hidden state (undefined). */
+function itemOf(r: Read, layer: number | undefined): Item {
+  if (layer === undefined) return { ...r, dim: 0, hidden: new Float32Array(0) };
+  const l = LAYERS.indexOf(layer);
+  const rows = r.z.length;
+  const hidden = new Float32Array(rows * r.dim);
+  for (let o = 0; o < rows; o++)
+    hidden.set(r.hidden.subarray((o * LAYERS.length + l) * r.dim, (o * LAYERS.length + l + 1) * r.dim), o * r.dim);
+  return { ...r, hidden };
+}
+
+const argmax = (xs: number[]) => xs.indexOf(Math.max(...xs));
+/** Exact level, within the gold's tolerance (what bench/eval counts), and top-level ECE, of probabilities. */
+function scored(items: Item[], p: (x: Item) => number[]) {
+  const picks = items.map((x) => ({ x, p: p(x) }));
+  return {
+    exact: picks.filter(({ x, p }) => argmax(p) === x.gold).length / items.length,
+    withinTol:
+      picks.filter(({ x, p }) => Math.abs(argmax(p) - x.gold) <= (tolerance.get(x.id) ?? 0)).length / items.length,
+    ece: ece(picks.map(({ x, p }) => ({ p: Math.max(...p), y: argmax(p) === x.gold ? 1 : 0 }))),
+  };
+}
+/** A fitted readout's figures on one source's items, beside rate as shipped (softmax of z). */
+function figures(fitted: FittedReadout, source: string, test: Item[]) {
+  return {
+    source,
+    items: test.length,
+    head: scored(test, (x) => fitted.probabilities(x)),
+    shipped: scored(test, (x) => normalise(x.z)),
+  };
+}
+
+const all = asked.map((a) => reads.get(a.id)!);
+const sources = sets.map((s) => s.name);
+const variants = [...LAYERS, undefined].flatMap((layer) => penalties.map((penalty) => ({ layer, penalty })));
+const byVariant = variants.map(({ layer, penalty }) => {
+  const training = all.filter((x) => sources.includes(x.source)).map((x) => itemOf(x, layer));
+  const held = sources.map((source) =>
+    figures(
+      fitDecayed(
+        training.filter((x) => x.source !== source),
+        penalty,
+      ),
+      source,
+      training.filter((x) => x.source === source),
+    ),
+  );
+  const meanGain = held.reduce((s, h) => s + h.head.exact - h.shipped.exact, 0) / held.length;
+  return { layer: layer ?? 'none', penalty, held, meanGain };
+});
+const best = byVariant.reduce((a, b) => (b.meanGain > a.meanGain ? b : a));
+const bestLayer = typeof best.layer === 'number' ? best.layer : undefined;
+const training = all.filter((x) => sources.includes(x.source)).map((x) => itemOf(x, bestLayer));
+const final = fitDecayed(training, best.penalty);
+const dev = [...new Set(all.map((x) => x.source).filter((s) => s.startsWith('dev:')))].map((source) =>
+  figures(
+    final,
+    source,
+    all.filter((x) => x.source === source).map((x) => itemOf(x, bestLayer)),
+  ),
+);
+const ships =
+  best.held.every((h) => h.head.exact > h.shipped.exact) &&
+  values.report &&
+  dev.every((d) => d.head.withinTol >= d.shipped.withinTol);
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+console.log(
+  'leave one source out: exact level of a readout fitted without the source, on it (rate as shipped alongside)',
+);
+console.log(['layer', 'penalty', ...sources].join('\t'));
+for (const v of byVariant)
+  console.log([v.layer, v.penalty, ...v.held.map((h) => `${pct(h.head.exact)} (${pct(h.shipped.exact)})`)].join('\t'));
+console.log(`best: layer ${best.layer}, penalty ${best.penalty}; ECE left out, readout (shipped):`);
+for (const h of best.held) console.log(`${h.source}\t${h.head.ece.toFixed(3)} (${h.shipped.ece.toFixed(3)})`);
+for (const d of dev)
+  console.log(
+    `${d.source}\t${d.items}\treadout ${pct(d.head.withinTol)} (exact ${pct(d.head.exact)}, ECE ${d.head.ece.toFixed(3)})` +
+      `\tshipped ${pct(d.shipped.withinTol)} (exact ${pct(d.shipped.exact)}, ECE ${d.shipped.ece.toFixed(3)})`,
+  );
+const provenance = {
+  script: 'bench/rate-readout.ts',
+  command: `node dist/bench/rate-readout.js --per-source ${perSource} --penalties ${penalties.join(',')} --seed ${seed}${values.report ? ' --report' : ''}`,
+  seed,
+  penalty: best.penalty,
+  scales: SCALES,
+  margin: MARGIN,
+  sources: sets.map((s) => ({
+    name: s.name,
+    ...s.provenance,
+    items: training.filter((x) => x.source === s.name).length,
+  })),
+  leaveOneSourceOut: best.held,
+  development: dev,
+  fitted: new Date().toISOString().slice(0, 10),
+};
+mkdirSync(dirname(values.results), { recursive: true });
+writeFileSync(
+  values.results,
+  JSON.stringify(
+    {
+      model,
+      layers: LAYERS,
+      perSource,
+      byVariant,
+      best: { layer: best.layer, penalty: best.penalty },
+      ships,
+      provenance,
+    },
+    null,
+    2,
+  ) + '\n',
+);
+if (ships) {
+  mkdirSync(dirname(values.out), { recursive: true });
+  const layer = bestLayer ?? -1; // with no hidden state v is empty and the layer is only what the job asks
+  writeFileSync(
+    values.out,
+    JSON.stringify({ modelSha256: model, layer, ...final.parameters(), provenance }, null, 1) + '\n',
+  );
+  console.log(`written: ${values.out}`);
+} else {
+  console.log(
+    'not written: the readout does not beat rate as shipped on every source left out and every development set',
+  );
+}
