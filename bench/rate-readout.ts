@@ -30,6 +30,7 @@ import { Engine } from '../src/engine/engine.js';
 import { shuffleInPlace, uniform } from '../src/heads/random.js';
 import { modelSha256 } from '../src/models/identity.js';
 import { resolveModel, storeOptions } from '../src/models/store.js';
+import { fnv1a } from '../src/decisions/hash.js';
 import { ece } from './eval-metrics.js';
 import type { FittedReadout, Item } from './readout-fit.js';
 import { fitDecayed } from './rate-readout-fit.js';
@@ -281,6 +282,36 @@ const dev = [...new Set(all.map((x) => x.source).filter((s) => s.startsWith('dev
     all.filter((x) => x.source === source).map((x) => itemOf(x, bestLayer)),
   ),
 );
+
+// The readout's temperature: fitted by likelihood of the gold level on the development items whose id hashes even
+// (bench/eval's fit half, as for the calibration maps), its ECE reported on the others.
+const devItems = all.filter((x) => x.source.startsWith('dev:')).map((x) => itemOf(x, bestLayer));
+const half = (even: boolean) => devItems.filter((x) => (fnv1a(x.id) % 2 === 0) === even);
+const atTemperature = (x: Item, t: number) =>
+  normalise(
+    final.probabilities(x).map((p) => Math.log(p)),
+    t,
+  );
+const nll = (xs: Item[], t: number) =>
+  xs.reduce((s, x) => s - Math.log(Math.max(1e-12, atTemperature(x, t)[x.gold]!)), 0);
+let [lo, hi] = [Math.log(0.05), Math.log(20)];
+for (let i = 0; i < 80; i++) {
+  const [a, b] = [lo + (hi - lo) / 3, hi - (hi - lo) / 3];
+  if (nll(half(true), Math.exp(a)) < nll(half(true), Math.exp(b))) hi = b;
+  else lo = a;
+}
+const temperature = devItems.length ? Number(Math.exp((lo + hi) / 2).toFixed(4)) : 1;
+const calibration = {
+  temperature,
+  fittedOn: `development rate items whose id hashes even (${half(true).length})`,
+  reportHalf: {
+    items: half(false).length,
+    eceAtOne: scored(half(false), (x) => atTemperature(x, 1)).ece,
+    ece: scored(half(false), (x) => atTemperature(x, temperature)).ece,
+    eceShipped: scored(half(false), (x) => normalise(x.z)).ece,
+  },
+};
+
 const ships =
   best.held.every((h) => h.head.exact > h.shipped.exact) &&
   values.report &&
@@ -295,6 +326,11 @@ for (const v of byVariant)
   console.log([v.layer, v.penalty, ...v.held.map((h) => `${pct(h.head.exact)} (${pct(h.shipped.exact)})`)].join('\t'));
 console.log(`best: layer ${best.layer}, penalty ${best.penalty}; ECE left out, readout (shipped):`);
 for (const h of best.held) console.log(`${h.source}\t${h.head.ece.toFixed(3)} (${h.shipped.ece.toFixed(3)})`);
+console.log(
+  `temperature ${temperature} (${calibration.fittedOn}); ECE on the other ${calibration.reportHalf.items}: ` +
+    `${calibration.reportHalf.eceAtOne.toFixed(3)} at 1, ${calibration.reportHalf.ece.toFixed(3)} at it ` +
+    `(rate as shipped ${calibration.reportHalf.eceShipped.toFixed(3)})`,
+);
 for (const d of dev)
   console.log(
     `${d.source}\t${d.items}\treadout ${pct(d.head.withinTol)} (exact ${pct(d.head.exact)}, ECE ${d.head.ece.toFixed(3)})` +
@@ -314,6 +350,7 @@ const provenance = {
   })),
   leaveOneSourceOut: best.held,
   development: dev,
+  calibration,
   fitted: new Date().toISOString().slice(0, 10),
 };
 mkdirSync(dirname(values.results), { recursive: true });
@@ -338,7 +375,7 @@ if (ships) {
   const layer = bestLayer ?? -1; // with no hidden state v is empty and the layer is only what the job asks
   writeFileSync(
     values.out,
-    JSON.stringify({ modelSha256: model, layer, ...final.parameters(), provenance }, null, 1) + '\n',
+    JSON.stringify({ modelSha256: model, layer, ...final.parameters(), temperature, provenance }, null, 1) + '\n',
   );
   console.log(`written: ${values.out}`);
 } else {

@@ -20,6 +20,8 @@ export interface OptionReadoutData {
   a: number;
   b: number;
   v: number[];
+  /** The scores' softmax temperature (1 when absent), fitted on labelled decisions the readout was not fitted on. */
+  temperature?: number;
   provenance: Record<string, unknown>;
 }
 
@@ -54,9 +56,9 @@ export class OptionReadout {
     return this.data.layer;
   }
 
-  /** Each option's score s from its zero-shot reading z and the job's result. */
+  /** Each option's score s from its zero-shot reading z and the job's result, at the readout's temperature. */
   scores(z: number[], read: ScoreResult): number[] {
-    const { a, b, v } = this.data;
+    const { a, b, v, temperature = 1 } = this.data;
     const dim = v.length;
     const hidden = read.hidden!;
     const e = Array.from(read.logprobs);
@@ -65,7 +67,7 @@ export class OptionReadout {
     return z.map((zk, k) => {
       let vh = 0;
       for (let d = 0; d < dim; d++) vh += v[d]! * hidden[k * dim + d]!;
-      return a * zk + b * (e[k]! - eMean) + vh;
+      return (a * zk + b * (e[k]! - eMean) + vh) / temperature;
     });
   }
 }
