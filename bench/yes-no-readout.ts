@@ -277,12 +277,13 @@ function fit(train: Decision[], penalty: number) {
   };
 }
 
-/** Accuracy and ECE of P(true) against the truth. */
+/** Accuracy and ECE of P(true) against the truth, and the share of decisions answered true. */
 function scored(ds: Decision[], pTrue: (d: Decision) => number) {
   const outcomes = ds.map((d) => ({ p: pTrue(d), y: d.y ? (1 as const) : (0 as const) }));
   return {
     accuracy: outcomes.filter((o) => o.p >= 0.5 === (o.y === 1)).length / ds.length,
     ece: ece(outcomes),
+    answeredTrue: outcomes.filter((o) => o.p >= 0.5).length / ds.length,
   };
 }
 const zeroShot = (d: Decision) => sigmoid(d.z);
@@ -342,7 +343,10 @@ for (const l of byLayer) {
   for (const p of l.byPenalty) console.log([p.penalty, ...p.held.map((h) => row(h.head))].join('\t'));
   console.log(`best penalty ${l.best}; beats zero-shot on every source left out: ${l.beatsEverySource}`);
   for (const d of l.development)
-    console.log(`${d.source}\t${d.decisions}\treadout ${row(d.head)}\tshipped ${row(d.zeroShot)}`);
+    console.log(
+      `${d.source}\t${d.decisions}\treadout ${row(d.head)}\tshipped ${row(d.zeroShot)}\t` +
+        `answered true: readout ${pct(d.head.answeredTrue)}, shipped ${pct(d.zeroShot.answeredTrue)}`,
+    );
   if (l.developmentAll)
     console.log(
       `dev, all\t${l.developmentAll.decisions}\treadout ${row(l.developmentAll.head)}\tshipped ${row(l.developmentAll.zeroShot)}`,
