@@ -1,7 +1,7 @@
 // Refits a trained readout of rate over a scale's levels (issue 44) and reports it leaving each
 // training source out. The levels are options: per level s = a z + b e + v . h, as the option
-// readout (src/decisions/option-readout.ts; fitted as bench/readout-fit.ts does, its step
-// decaying: bench/rate-readout-fit.ts), with z the level's zero-shot reading as rate ships it
+// readout (src/decisions/option-readout.ts; fitted by bench/readout-fit.ts with its step
+// decaying), with z the level's zero-shot reading as rate ships it
 // (log-probability over the calibrated temperature), e the log-probability that the reply ends
 // after the level written out, h a layer's hidden state at the level's last token. Training items
 // come only from vaderSentiment 3.3.2's human ratings (bench/training-data.ts), one source per kind
@@ -27,14 +27,13 @@ import { DEFAULTS, loadConfig } from '../src/config.js';
 import { normalise } from '../src/decisions/distribution.js';
 import { Rate } from '../src/decisions/rate.js';
 import { Engine } from '../src/engine/engine.js';
-import { shuffleInPlace, uniform } from '../src/heads/random.js';
 import { modelSha256 } from '../src/models/identity.js';
 import { resolveModel, storeOptions } from '../src/models/store.js';
 import { fnv1a } from '../src/decisions/hash.js';
 import { ece } from './eval-metrics.js';
-import type { FittedReadout, Item } from './readout-fit.js';
-import { fitDecayed } from './rate-readout-fit.js';
-import { vader, type RatedSet } from './training-data.js';
+import { DECAYING, fitReadout, type FittedReadout, type Item } from './readout-fit.js';
+import { vader } from './training-data.js';
+import { LAYERS, MARGIN, SCALES, SMALL_REFIT, sample, type Asked } from './rate-items.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
@@ -51,65 +50,6 @@ const { values } = parseArgs({
 const perSource = Number(values['per-source']);
 const penalties = values.penalties.split(',').map(Number);
 const seed = Number(values.seed);
-const LAYERS = [16, -1]; // read together; each fitted and reported on its own
-const MARGIN = 0.15; // ratings this close to a cut between two levels are left out: their level is a toss-up
-const MAX_CHARS = 700;
-
-// General sentiment scales and where their levels' cuts fall on the -4..4 mean rating.
-const SCALES: { levels: string[]; cuts: number[] }[] = [
-  { levels: ['very negative', 'negative', 'neutral', 'positive', 'very positive'], cuts: [-2, -0.5, 0.5, 2] },
-  {
-    levels: [
-      'strongly negative',
-      'somewhat negative',
-      'neither positive nor negative',
-      'somewhat positive',
-      'strongly positive',
-    ],
-    cuts: [-2, -0.5, 0.5, 2],
-  },
-  { levels: ['negative', 'neutral', 'positive'], cuts: [-0.5, 0.5] },
-];
-
-interface Asked {
-  id: string;
-  source: string;
-  text: string;
-  scale: string[];
-  gold: number;
-  tol: number;
-}
-
-/** The level of a rating on a scale, or undefined when it lies within MARGIN of a cut. */
-function levelOf(rating: number, cuts: number[]): number | undefined {
-  if (cuts.some((c) => Math.abs(rating - c) < MARGIN)) return undefined;
-  return cuts.filter((c) => rating > c).length;
-}
-
-/** perSource items of a set, scales in turn, each scale's levels in turn (as long as a level has texts). */
-function sample(set: RatedSet, k: number): Asked[] {
-  const random = uniform(seed * 1000 + k);
-  const pool = shuffleInPlace([...set.items], random);
-  const used = new Set<number>();
-  const out: Asked[] = [];
-  for (let j = 0; out.length < perSource && j < perSource * 4; j++) {
-    const scale = SCALES[j % SCALES.length]!;
-    const want = Math.floor(j / SCALES.length) % scale.levels.length;
-    const at = pool.findIndex((x, i) => !used.has(i) && levelOf(x.rating, scale.cuts) === want);
-    if (at < 0) continue;
-    used.add(at);
-    out.push({
-      id: `${set.name}:${out.length}`,
-      source: set.name,
-      text: pool[at]!.text.slice(0, MAX_CHARS),
-      scale: scale.levels,
-      gold: want,
-      tol: 0,
-    });
-  }
-  return out;
-}
-
 /** The development sets' rate items: reported on, never fitted on. */
 function development(): Asked[] {
   const shared = values.eval;
@@ -145,7 +85,7 @@ const config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
 const modelPath = await resolveModel(config.model, { ...storeOptions(config), path: config.modelPath });
 const model = await modelSha256(config);
 const sets = await vader();
-const asked = [...sets.flatMap((s, k) => sample(s, k)), ...(values.report ? development() : [])];
+const asked = [...sets.flatMap((s, k) => sample(s, k, perSource, seed)), ...(values.report ? development() : [])];
 const tolerance = new Map(asked.map((a) => [a.id, a.tol]));
 
 // The feature cache: one line of meta and (levels x layers) rows of hidden state per item read.
@@ -260,9 +200,10 @@ const byVariant = variants.map(({ layer, penalty }) => {
   const training = all.filter((x) => sources.includes(x.source)).map((x) => itemOf(x, layer));
   const held = sources.map((source) =>
     figures(
-      fitDecayed(
+      fitReadout(
         training.filter((x) => x.source !== source),
         penalty,
+        DECAYING,
       ),
       source,
       training.filter((x) => x.source === source),
@@ -274,7 +215,7 @@ const byVariant = variants.map(({ layer, penalty }) => {
 const best = byVariant.reduce((a, b) => (b.meanGain > a.meanGain ? b : a));
 const bestLayer = typeof best.layer === 'number' ? best.layer : undefined;
 const training = all.filter((x) => sources.includes(x.source)).map((x) => itemOf(x, bestLayer));
-const final = fitDecayed(training, best.penalty);
+const final = fitReadout(training, best.penalty, DECAYING);
 const dev = [...new Set(all.map((x) => x.source).filter((s) => s.startsWith('dev:')))].map((source) =>
   figures(
     final,
@@ -336,6 +277,21 @@ for (const d of dev)
     `${d.source}\t${d.items}\treadout ${pct(d.head.withinTol)} (exact ${pct(d.head.exact)}, ECE ${d.head.ece.toFixed(3)})` +
       `\tshipped ${pct(d.shipped.withinTol)} (exact ${pct(d.shipped.exact)}, ECE ${d.shipped.ece.toFixed(3)})`,
   );
+// A refit on a few items that the test suite repeats from scratch, reading them anew
+// (test/real-model/rate-refit.test.ts): the first SMALL_REFIT of each source, the chosen layer and penalty.
+const few = sources.flatMap((source) => training.filter((x) => x.source === source).slice(0, SMALL_REFIT));
+const small = fitReadout(few, best.penalty, DECAYING);
+const smallRefit = {
+  items: few.map((x) => x.id),
+  layer: bestLayer ?? -1,
+  penalty: best.penalty,
+  a: small.parameters().a,
+  b: small.parameters().b,
+  vSum: small.parameters().v.reduce((s, x) => s + x, 0),
+  vSquares: small.parameters().v.reduce((s, x) => s + x * x, 0),
+  accuracy: small.accuracy(few),
+};
+
 const provenance = {
   script: 'bench/rate-readout.ts',
   command: `node dist/bench/rate-readout.js --per-source ${perSource} --penalties ${penalties.join(',')} --seed ${seed}${values.report ? ' --report' : ''}`,
@@ -351,6 +307,7 @@ const provenance = {
   leaveOneSourceOut: best.held,
   development: dev,
   calibration,
+  smallRefit,
   fitted: new Date().toISOString().slice(0, 10),
 };
 mkdirSync(dirname(values.results), { recursive: true });

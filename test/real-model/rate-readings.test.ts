@@ -9,7 +9,7 @@ import { OptionReadout } from '../../src/decisions/option-readout.js';
 import { decisions } from '../../src/service.js';
 import { loadConfig } from '../../src/config.js';
 import { modelSha256 } from '../../src/models/identity.js';
-import { fitDecayed } from '../../bench/rate-readout-fit.js';
+import { DECAYING, fitReadout } from '../../bench/readout-fit.js';
 import { openTestEngine, testModelPath } from '../helpers/model.js';
 
 const engine = await openTestEngine();
@@ -47,7 +47,7 @@ t.test('a readout held at its anchor decides as rate ships', async (t) => {
     dim: engine.hiddenSize,
     hidden: read[i]!.hidden!,
   }));
-  const { a, b, v } = fitDecayed(items, 1e6).parameters();
+  const { a, b, v } = fitReadout(items, 1e6, DECAYING).parameters();
   t.ok(Math.abs(a - 1) < 1e-3 && Math.abs(b) < 1e-3 && v.every((x) => Math.abs(x) < 1e-3));
   const readout = new OptionReadout({ modelSha256: 'test', layer: -1, a, b, v, provenance: {} });
   const shipped = ((await rate.run({ texts: TEXTS, scale: SCALE })).body as Rated).results;
