@@ -18,8 +18,8 @@
 //   node dist/bench/rate-readout.js [--per-source 120] [--penalties 0.3,1,10] [--seed 1] [--report]
 //       [--eval ../shared/eval (the development sets' folder; from a worktree, /work/shared/eval)]
 //       [--out src/decisions/readouts/rate.json] [--results bench/results/rate-readout.json]
-import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { FeatureCache } from './feature-cache.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -88,50 +88,13 @@ const sets = await vader();
 const asked = [...sets.flatMap((s, k) => sample(s, k, perSource, seed)), ...(values.report ? development() : [])];
 const tolerance = new Map(asked.map((a) => [a.id, a.tol]));
 
-// The feature cache: one line of meta and (levels x layers) rows of hidden state per item read.
-interface Read {
-  id: string;
-  source: string;
-  gold: number;
-  z: number[];
-  end: number[];
-  dim: number;
-  hidden: Float32Array; // per level, LAYERS.length rows of dim
-}
-const cache = join(
-  process.env.XDG_CACHE_HOME || join(homedir(), '.cache'),
-  'decision-machine-1',
-  'features',
+// What was read of each item: Item's fields, its hidden state holding LAYERS.length rows of dim per level.
+type Read = Item;
+const cache = new FeatureCache<Read>(
   `rate-${model.slice(0, 12)}-L${LAYERS.join('_')}`,
+  (m) => m.z.length * LAYERS.length * m.dim,
 );
-mkdirSync(cache, { recursive: true });
-const metaFile = join(cache, 'meta.jsonl');
-const hiddenFile = join(cache, 'hidden.bin');
-const reads = new Map<string, Read>();
-{
-  const lines = existsSync(metaFile) ? readFileSync(metaFile, 'utf8').split('\n').filter(Boolean) : [];
-  const hidden = existsSync(hiddenFile) ? readFileSync(hiddenFile) : Buffer.alloc(0);
-  let at = 0;
-  for (const line of lines) {
-    const m = JSON.parse(line) as Omit<Read, 'hidden'>;
-    const bytes = m.z.length * LAYERS.length * m.dim * 4;
-    if (at + bytes > hidden.length) break; // a read cut off before its rows were written
-    reads.set(m.id, {
-      ...m,
-      hidden: new Float32Array(hidden.buffer.slice(hidden.byteOffset + at, hidden.byteOffset + at + bytes)),
-    });
-    at += bytes;
-  }
-  if (existsSync(hiddenFile) && statSync(hiddenFile).size !== at) writeFileSync(hiddenFile, hidden.subarray(0, at));
-  if (lines.length !== reads.size)
-    writeFileSync(
-      metaFile,
-      lines
-        .slice(0, reads.size)
-        .map((l) => l + '\n')
-        .join(''),
-    );
-}
+const reads = cache.items;
 
 const todo = asked.filter((a) => !reads.has(a.id));
 if (todo.length > 0) {
@@ -151,10 +114,7 @@ if (todo.length > 0) {
       dim: engine.hiddenSize,
       hidden: r.hidden!,
     };
-    appendFileSync(hiddenFile, Buffer.from(r.hidden!.buffer, r.hidden!.byteOffset, r.hidden!.byteLength));
-    const { hidden: _, ...meta } = item;
-    appendFileSync(metaFile, JSON.stringify(meta) + '\n');
-    reads.set(a.id, item);
+    cache.add(item);
     if (n % 20 === 0)
       console.error(`read ${n + 1} of ${todo.length} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   }

@@ -11,8 +11,8 @@
 //
 //   node dist/bench/readouts.js [--per-source 100] [--penalties 1,10,100] [--layer -1] [--seed 1]
 //       [--report] [--out src/decisions/readouts/options.json] [--results bench/results/readouts.json]
-import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { FeatureCache } from './feature-cache.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -116,41 +116,9 @@ const sets = [
 ];
 const asked = [...sets.flatMap((s, k) => sample(s, k)), ...(values.report ? development() : [])];
 
-// The feature cache: one line of meta and k rows of hidden state per item read, in reading order.
-const cache = join(
-  process.env.XDG_CACHE_HOME || join(homedir(), '.cache'),
-  'decision-machine-1',
-  'features',
-  `options-${model.slice(0, 12)}-L${layer}`,
-);
-mkdirSync(cache, { recursive: true });
-const metaFile = join(cache, 'meta.jsonl');
-const hiddenFile = join(cache, 'hidden.bin');
-const items = new Map<string, Item>();
-{
-  const lines = existsSync(metaFile) ? readFileSync(metaFile, 'utf8').split('\n').filter(Boolean) : [];
-  const hidden = existsSync(hiddenFile) ? readFileSync(hiddenFile) : Buffer.alloc(0);
-  let at = 0;
-  for (const line of lines) {
-    const m = JSON.parse(line) as Omit<Item, 'hidden'> & { id: string };
-    const bytes = m.z.length * 4 * m.dim;
-    if (at + bytes > hidden.length) break; // a read cut off before its rows were written
-    items.set(m.id, {
-      ...m,
-      hidden: new Float32Array(hidden.buffer.slice(hidden.byteOffset + at, hidden.byteOffset + at + bytes)),
-    });
-    at += bytes;
-  }
-  if (existsSync(hiddenFile) && statSync(hiddenFile).size !== at) writeFileSync(hiddenFile, hidden.subarray(0, at));
-  if (lines.length !== items.size)
-    writeFileSync(
-      metaFile,
-      lines
-        .slice(0, items.size)
-        .map((l) => l + '\n')
-        .join(''),
-    );
-}
+// What was read of each item, kept outside git so a run resumes (bench/feature-cache.ts).
+const cache = new FeatureCache<Item>(`options-${model.slice(0, 12)}-L${layer}`, (m) => m.z.length * m.dim);
+const items = cache.items;
 
 const todo = asked.filter((a) => !items.has(a.id));
 if (todo.length > 0) {
@@ -170,10 +138,7 @@ if (todo.length > 0) {
       dim: engine.hiddenSize,
       hidden: r.hidden!,
     };
-    appendFileSync(hiddenFile, Buffer.from(r.hidden!.buffer, r.hidden!.byteOffset, r.hidden!.byteLength));
-    const { hidden: _, ...meta } = item;
-    appendFileSync(metaFile, JSON.stringify(meta) + '\n');
-    items.set(a.id, item);
+    cache.add(item);
     if (n % 25 === 0)
       console.error(`read ${n + 1} of ${todo.length} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   }

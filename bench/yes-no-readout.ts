@@ -19,8 +19,8 @@
 //
 //   node dist/bench/yes-no-readout.js [--per-source 60] [--penalties 0.1,1,10] [--middle 16]
 //       [--seed 1] [--near] [--report] [--results bench/results/yes-no-readout.json]
-import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { FeatureCache } from './feature-cache.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -165,41 +165,12 @@ const written: Asked[] = WRITTEN.map((w, i) => ({
 }));
 const asked = [...sets.flatMap((s, k) => sample(s, k)), ...written, ...(values.report ? development() : [])];
 
-// The feature cache: one line of meta and its decisions' rows of hidden state per request read.
-const cache = join(
-  process.env.XDG_CACHE_HOME || join(homedir(), '.cache'),
-  'decision-machine-1',
-  'features',
+// What was read of each request, kept outside git so a run resumes (bench/feature-cache.ts).
+const cache = new FeatureCache<Read>(
   `yes-no-${model.slice(0, 12)}-L${LAYERS.join(',')}`,
+  (m) => m.z.length * LAYERS.length * m.dim,
 );
-mkdirSync(cache, { recursive: true });
-const metaFile = join(cache, 'meta.jsonl');
-const hiddenFile = join(cache, 'hidden.bin');
-const reads = new Map<string, Read>();
-{
-  const lines = existsSync(metaFile) ? readFileSync(metaFile, 'utf8').split('\n').filter(Boolean) : [];
-  const hidden = existsSync(hiddenFile) ? readFileSync(hiddenFile) : Buffer.alloc(0);
-  let at = 0;
-  for (const line of lines) {
-    const m = JSON.parse(line) as Omit<Read, 'hidden'>;
-    const bytes = m.z.length * LAYERS.length * m.dim * 4;
-    if (at + bytes > hidden.length) break; // a read cut off before its rows were written
-    reads.set(m.id, {
-      ...m,
-      hidden: new Float32Array(hidden.buffer.slice(hidden.byteOffset + at, hidden.byteOffset + at + bytes)),
-    });
-    at += bytes;
-  }
-  if (existsSync(hiddenFile) && statSync(hiddenFile).size !== at) writeFileSync(hiddenFile, hidden.subarray(0, at));
-  if (lines.length !== reads.size)
-    writeFileSync(
-      metaFile,
-      lines
-        .slice(0, reads.size)
-        .map((l) => l + '\n')
-        .join(''),
-    );
-}
+const reads = cache.items;
 
 const todo = asked.filter((a) => !reads.has(a.id));
 if (todo.length > 0) {
@@ -241,10 +212,7 @@ if (todo.length > 0) {
       throw new Error(`${x.id}: the reading does not match yes-no's stated probabilities`);
     const hidden = new Float32Array(returned.flatMap((r) => Array.from(r.hidden!)));
     const read: Read = { id: x.id, source: x.source, z, y: x.answers, dim: engine.hiddenSize, hidden };
-    appendFileSync(hiddenFile, Buffer.from(hidden.buffer, hidden.byteOffset, hidden.byteLength));
-    const { hidden: _, ...meta } = read;
-    appendFileSync(metaFile, JSON.stringify(meta) + '\n');
-    reads.set(x.id, read);
+    cache.add(read);
     if (n % 20 === 0)
       console.error(`read ${n + 1} of ${todo.length} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   }

@@ -38,7 +38,9 @@ export async function openService(
     config.encoder === 'none' ? undefined : resolveModel(config.encoder, store),
   ]);
   const engine = await Engine.open({ ...config, modelPath, encoderPath });
-  const model = () => modelSha256(config);
+  // Hashed at most once (a model given by path is read whole), and only when something asks.
+  let sha256: Promise<string> | undefined;
+  const model = () => (sha256 ??= modelSha256(config));
   const heads = headStore && (await Heads.open(headStore, await model(), engine.hiddenSize, warn));
   const readout = await OptionReadout.forModel(model);
   const rateReadout = await OptionReadout.forModel(model, RATE_READOUT_FILE);
