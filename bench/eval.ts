@@ -14,8 +14,9 @@
 // other orders and reports the share of decisions that change. --raw states the uncalibrated
 // probabilities (what bench/calibrate.ts fits on). The cap names `answer-20k` and
 // `yes-no-20k` run those cases set in a 20,000-character text.
+import { SHARED_EVAL } from './dev-cases.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { basename, dirname, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { calibration, IDENTITY } from '../src/decisions/distribution.js';
@@ -35,13 +36,11 @@ interface Case {
 }
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-// The shared data sits beside the repository (../shared), or beside the worktrees' folder.
-const shared = [`${root}../shared/eval/`, `${root}../../shared/eval/`].find(existsSync) ?? `${root}../shared/eval/`;
 const DEFAULT_FILES = [
-  `${shared}dev-decisions.jsonl`,
+  join(SHARED_EVAL, 'dev-decisions.jsonl'),
   `${root}bench/eval/extra-decisions.jsonl`,
-  `${shared}pool-dev.jsonl`,
-  `${shared}external/dev.jsonl`,
+  join(SHARED_EVAL, 'pool-dev.jsonl'),
+  join(SHARED_EVAL, 'external/dev.jsonl'),
 ];
 
 const { values } = parseArgs({

@@ -18,9 +18,10 @@
 //   node dist/bench/rate-readout.js [--per-source 120] [--penalties 0.3,1,10] [--seed 1] [--report]
 //       [--eval ../shared/eval (the development sets' folder; from a worktree, /work/shared/eval)]
 //       [--out src/decisions/readouts/rate.json] [--results bench/results/rate-readout.json]
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { devCases, SHARED_EVAL } from './dev-cases.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { FeatureCache } from './feature-cache.js';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULTS, loadConfig } from '../src/config.js';
@@ -42,7 +43,7 @@ const { values } = parseArgs({
     penalties: { type: 'string', default: '0.3,1,10' },
     seed: { type: 'string', default: '1' },
     report: { type: 'boolean', default: false },
-    eval: { type: 'string', default: join(root, '../shared/eval') },
+    eval: { type: 'string', default: SHARED_EVAL },
     out: { type: 'string', default: `${root}src/decisions/readouts/rate.json` },
     results: { type: 'string', default: `${root}bench/results/rate-readout.json` },
   },
@@ -52,33 +53,14 @@ const penalties = values.penalties.split(',').map(Number);
 const seed = Number(values.seed);
 /** The development sets' rate items: reported on, never fitted on. */
 function development(): Asked[] {
-  const shared = values.eval;
-  const files = ['dev-decisions.jsonl', 'pool-dev.jsonl', 'external/dev.jsonl'].map((f) => join(shared, f));
-  if (!files.some(existsSync)) throw new Error(`--report: no development sets in ${shared} (--eval names the folder)`);
-  return files.filter(existsSync).flatMap((file) =>
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map(
-        (l) =>
-          JSON.parse(l) as {
-            id: string;
-            set?: string;
-            cap: string;
-            req: { text: string; scale: string[] };
-            expect: { level: number; tol?: number };
-          },
-      )
-      .filter((c) => c.cap === 'rate')
-      .map((c) => ({
-        id: c.id,
-        source: `dev:${c.set ?? file.split('/').pop()!.replace('.jsonl', '')}`,
-        text: c.req.text,
-        scale: c.req.scale,
-        gold: c.expect.level,
-        tol: c.expect.tol ?? 0,
-      })),
-  );
+  return devCases<{ text: string; scale: string[] }, { level: number; tol?: number }>('rate', values.eval).map((c) => ({
+    id: c.id,
+    source: `dev:${c.set}`,
+    text: c.req.text,
+    scale: c.req.scale,
+    gold: c.expect.level,
+    tol: c.expect.tol ?? 0,
+  }));
 }
 
 const config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });

@@ -11,9 +11,10 @@
 //
 //   node dist/bench/readouts.js [--per-source 100] [--penalties 1,10,100] [--layer -1] [--seed 1]
 //       [--report] [--out src/decisions/readouts/options.json] [--results bench/results/readouts.json]
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { devCases } from './dev-cases.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { FeatureCache } from './feature-cache.js';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULTS, loadConfig } from '../src/config.js';
@@ -80,30 +81,14 @@ function sample(set: LabelSet, k: number): Asked[] {
 
 /** The development sets' classify items: reported on, never fitted on. */
 function development(): Asked[] {
-  const shared = join(root, '../shared/eval');
-  const files = ['dev-decisions.jsonl', 'pool-dev.jsonl', 'external/dev.jsonl'].map((f) => join(shared, f));
-  return files.filter(existsSync).flatMap((file) =>
-    readFileSync(file, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map(
-        (l) =>
-          JSON.parse(l) as {
-            id: string;
-            set?: string;
-            cap: string;
-            req: { text: string; labels: string[] | Record<string, string> };
-            expect: { label: string };
-          },
-      )
-      .filter((c) => c.cap === 'classify')
-      .map((c) => ({
-        id: c.id,
-        source: `dev:${c.set ?? file.split('/').pop()!.replace('.jsonl', '')}`,
-        text: c.req.text,
-        labels: labelsOf(c.req.labels),
-        gold: c.expect.label,
-      })),
+  return devCases<{ text: string; labels: string[] | Record<string, string> }, { label: string }>('classify').map(
+    (c) => ({
+      id: c.id,
+      source: `dev:${c.set}`,
+      text: c.req.text,
+      labels: labelsOf(c.req.labels),
+      gold: c.expect.label,
+    }),
   );
 }
 

@@ -19,9 +19,10 @@
 //
 //   node dist/bench/yes-no-readout.js [--per-source 60] [--penalties 0.1,1,10] [--middle 16]
 //       [--seed 1] [--near] [--report] [--results bench/results/yes-no-readout.json]
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { devCases } from './dev-cases.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { FeatureCache } from './feature-cache.js';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { ScoreJob, ScoreResult } from '../src/binding.js';
@@ -110,32 +111,14 @@ function sample(set: LabelSet, k: number): Asked[] {
 
 /** The development sets' yes-no cases, report half: reported on, never fitted on. */
 function development(): Asked[] {
-  const shared = [join(root, '../shared/eval'), join(root, '../../shared/eval')].find(existsSync) ?? '';
-  return ['dev-decisions.jsonl', 'pool-dev.jsonl', 'external/dev.jsonl']
-    .map((f) => join(shared, f))
-    .filter(existsSync)
-    .flatMap((file) =>
-      readFileSync(file, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map(
-          (l) =>
-            JSON.parse(l) as {
-              id: string;
-              set?: string;
-              cap: string;
-              req: YesNoInput;
-              expect: { answer?: boolean; answers?: boolean[] };
-            },
-        )
-        .filter((c) => c.cap === 'yes-no' && fnv1a(c.id) % 2 === 1)
-        .map((c) => ({
-          id: `dev:${c.id}`,
-          source: `dev:${c.set ?? file.split('/').pop()!.replace('.jsonl', '')}`,
-          req: c.req,
-          answers: c.expect.answers ?? [c.expect.answer!],
-        })),
-    );
+  return devCases<YesNoInput, { answer?: boolean; answers?: boolean[] }>('yes-no')
+    .filter((c) => fnv1a(c.id) % 2 === 1)
+    .map((c) => ({
+      id: `dev:${c.id}`,
+      source: `dev:${c.set}`,
+      req: c.req,
+      answers: c.expect.answers ?? [c.expect.answer!],
+    }));
 }
 
 /** What was read of one request: per decision the calibrated log-odds z, the truth, and h per layer. */
