@@ -83,7 +83,7 @@ export function decisions(
     engine,
     capabilities: bound,
     chat: new Chat(engine, opened.classify, opened.extract),
-    systemOne: new SystemOne(engine, opened.heads),
+    systemOne: new SystemOne(engine, opened, opened.heads),
     heads,
   };
 }

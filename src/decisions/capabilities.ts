@@ -28,10 +28,10 @@ import { Entities } from './entities.js';
 import { Verify } from './verify.js';
 
 export const CAPABILITIES = [
-  capability(yesNoApi, (o) => new YesNo(o.engine, o.heads)),
+  capability(yesNoApi, (o) => o.yesNo),
   capability(classifyApi, (o) => o.classify),
   capability(classifyTreeApi, (o) => new ClassifyTree(o.engine, o.classify, o.heads)),
-  capability(rateApi, (o) => new Rate(o.engine, o.heads, o.rateReadout)),
+  capability(rateApi, (o) => o.rate),
   capability(answerApi, (o) => new Answer(o.engine)),
   capability(extractApi, (o) => o.extract),
   capability(entitiesApi, (o) => new Entities(o.engine)),
@@ -44,19 +44,26 @@ export interface Decision<I, O> {
 }
 
 /**
- * Decisions others build on (classify-tree on classify, chat on classify and extract), opened once
+ * Decisions others build on (classify-tree on classify, chat on classify and extract, System One on
+ * yes-no, classify and rate), opened once
  * per engine, the fitted heads the decisions apply (src/heads), when a store holds them, and the
  * shipped trained readouts of choices among options and of rate's levels, when fitted on the
  * engine's model.
  */
 export class Opened {
-  private shared: { classify?: Classify; extract?: Extract } = {};
+  private shared: { yesNo?: YesNo; classify?: Classify; rate?: Rate; extract?: Extract } = {};
   constructor(
     readonly engine: Engine,
     readonly heads?: Learned,
     readonly readout?: OptionReadout,
     readonly rateReadout?: OptionReadout,
   ) {}
+  get yesNo(): YesNo {
+    return (this.shared.yesNo ??= new YesNo(this.engine, this.heads));
+  }
+  get rate(): Rate {
+    return (this.shared.rate ??= new Rate(this.engine, this.heads, this.rateReadout));
+  }
   get classify(): Classify {
     return (this.shared.classify ??= new Classify(this.engine, this.heads, this.readout));
   }

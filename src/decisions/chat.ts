@@ -113,10 +113,10 @@ export class Chat {
         );
         const {
           results: [decided],
-          scored: [scored],
+          cost: [cost],
         } = await this.classify.classified((jobs) => run.score(jobs), [text], labels);
         name = decided!.label;
-        tokens += scored!.promptTokens;
+        tokens += cost!.promptTokens;
       }
       const wanted = fields.get(name)!;
       if (wanted.length === 0) return { name, args: {}, tokens };

@@ -75,18 +75,15 @@ export class ClassifyTree {
               const labels = levelLabels(tree);
               const {
                 results: [decided],
-                scored: [scored],
-              } = await this.classify.classified(
-                (jobs) => run.score(jobs),
-                [text],
-                labels,
-                await this.evidence(text, tree),
-              );
+                cost: [cost],
+              } = await this.classify.classified((jobs) => run.score(jobs), [text], labels, {
+                evidence: await this.evidence(text, tree),
+              });
               levels.push({
-                ...decided,
+                ...decided!,
                 input_chars: text.length + labelChars(labels),
-                input_tokens: scored!.promptTokens,
-                inference_ms: Math.round(scored!.decodeMs),
+                input_tokens: cost!.promptTokens,
+                inference_ms: Math.round(cost!.decodeMs),
               });
               tree = childrenOf(tree[decided.label]);
             }

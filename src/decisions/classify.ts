@@ -1,9 +1,9 @@
 // classify: which label fits a text, from the log-probabilities of the model writing each label
-// name (up to the token that tells it apart) after one prefill. The labels follow the text (listing
-// them first, which would let the prefix cache keep them, loses accuracy); the wording is the best
-// of four and its short question costs a dozen tokens less than the first one; scores are
-// calibrated against the label set's prior (label-priors.ts). The figures: docs/performance.md,
-// "Where the decision code's constants come from".
+// name (up to the token that tells it apart) after the text's reading (reading.ts). The labels
+// follow the text (listing them first, which would let the prefix cache keep them, loses
+// accuracy); scores are calibrated against the label set's prior (label-priors.ts). A question,
+// when the asker gives one (System One's choice instructions), is read with the labels. The
+// figures: docs/performance.md, "Where the decision code's constants come from".
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
@@ -11,9 +11,8 @@ import { argmax, calibration, confidence, normalise, temperature } from './distr
 import { calibrated, LabelPriors } from './label-priors.js';
 import { labelChars, labelList, labelsOf, type Label } from './labels.js';
 import { fnv1a } from './hash.js';
-import { Prompt } from './prompt.js';
+import { Reading } from './reading.js';
 import { shaped, textsOf } from './texts.js';
-import { Reader } from './windows.js';
 import type { Learned } from './learned.js';
 import { optionsJob, type OptionReadout } from './option-readout.js';
 import type { Static } from '@sinclair/typebox';
@@ -21,10 +20,6 @@ import type { ClassifyRequest, ClassifyResult as ClassifyResultSchema } from '..
 
 export type ClassifyInput = Static<typeof ClassifyRequest>;
 export type ClassifyResult = Static<typeof ClassifyResultSchema>;
-
-const SYSTEM =
-  'You classify texts. Choose the one label that best describes what the text is: its purpose or topic. ' +
-  'When several labels could apply, choose the most specific one. Reply with the label exactly as written, nothing else.';
 
 // When the first reading is close (the top two calibrated scores within CLOSE nats, a likelihood
 // ratio under 3), the labels are read again in ORDERS orders that depend only on the label set:
@@ -60,9 +55,24 @@ function mean(zs: number[][]): number[] {
   return zs[0]!.map((_, i) => zs.reduce((s, z) => s + z[i]!, 0) / zs.length);
 }
 
+/** What a classification costs on the model beyond the label set's cached prior. */
+export interface Cost {
+  promptTokens: number;
+  decodeMs: number;
+}
+
+/** How a classification is asked beyond its labels. */
+export interface Asked {
+  /** The asker's question, read with the labels (System One's instructions). */
+  question?: string;
+  /** Added to each text's label scores (nats) before deciding. */
+  evidence?: number[][];
+  /** Each text's first reading (`branch` after the reading's prefix, `options`), when the caller scored it. */
+  first?: ArrayLike<number>[];
+}
+
 export class Classify {
-  private readonly prompt: Prompt;
-  private readonly reader: Reader;
+  private readonly reading: Reading;
   private readonly priors: LabelPriors;
   private readonly setOrders: LabelPriors; // the priors of the labels listed in the set's own orders
 
@@ -71,67 +81,78 @@ export class Classify {
     private readonly heads?: Learned,
     private readonly readout?: OptionReadout,
   ) {
-    this.prompt = new Prompt(engine, SYSTEM);
-    this.reader = new Reader(engine);
-    this.priors = new LabelPriors(engine, (text, labels) => this.job(text, labels));
-    this.setOrders = new LabelPriors(engine, (text, labels) => this.setOrdersJob(text, labels));
+    this.reading = new Reading(engine);
+    this.priors = new LabelPriors(engine, (text, labels, question) => this.job(text, labels, question));
+    this.setOrders = new LabelPriors(engine, (text, labels, question) => this.setOrdersJob(text, labels, question));
   }
 
-  /**
-   * The job that scores every label for one text (a sample of it when it is long): one branch per
-   * order the labels are listed in, each scoring the same options (in the request's order).
-   */
-  private job(text: string, labels: Label[], listings: Label[][] = [labels]): ScoreJob {
+  /** The branch that lists `labels` after the reading's prefix. */
+  branch(labels: Label[], question?: string): Int32Array {
+    return this.reading.branch(`Labels:\n${labelList(labels)}\n\nThe best label:`, question);
+  }
+
+  /** The options every listing of `labels` scores: their names, in the request's order. */
+  options(labels: Label[]): Int32Array[] {
+    return this.reading.prompt.choices(labels.map((l) => l.name));
+  }
+
+  /** The job that scores every label for one text: one branch per order the labels are listed in. */
+  private job(text: string, labels: Label[], question?: string, listings: Label[][] = [labels]): ScoreJob {
     return {
-      prefix: this.prompt.prefix(`Text: ${this.reader.sample(text).text}\n\n`),
-      branches: listings.map((l) => this.prompt.branch(`Labels:\n${labelList(l)}\n\nThe best label:`)),
-      options: this.prompt.choices(labels.map((l) => l.name)),
+      prefix: this.reading.prefix(text),
+      branches: listings.map((l) => this.branch(l, question)),
+      options: this.options(labels),
     };
   }
 
   /** The labels read in the set's own orders (setOrder, rotated): a close case's second reading. */
-  private setOrdersJob(text: string, labels: Label[]): ScoreJob {
+  private setOrdersJob(text: string, labels: Label[], question?: string): ScoreJob {
     const own = setOrder(labels);
     return this.job(
       text,
       labels,
+      question,
       Array.from({ length: ORDERS }, (_, k) => rotated(own, k)),
     );
   }
 
   /**
    * Scores every text with `score` (the engine's, or a session's) and decides each; the label
-   * set's prior is computed alongside (once per label set) and divided out. `evidence`, when
-   * given, is added to each text's label scores (nats) before deciding.
+   * set's prior is computed alongside (once per label set and question) and divided out. `cost`:
+   * what each text's reading took, the first reading aside when the caller gave it.
    */
   async classified(
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
     texts: string[],
     labels: Label[],
-    evidence?: number[][],
-  ): Promise<{ results: ClassifyResult[]; scored: ScoreResult[] }> {
+    asked: Asked = {},
+  ): Promise<{ results: ClassifyResult[]; cost: Cost[] }> {
+    const { question, evidence, first: given } = asked;
     const withEvidence = (z: number[], i: number): number[] => (evidence ? z.map((x, k) => x + evidence[i]![k]!) : z);
     if (this.readout) return this.readOut(this.readout, score, texts, labels, withEvidence);
-    const [prior, scored] = await Promise.all([this.priors.of(labels), score(texts.map((t) => this.job(t, labels)))]);
-    const first = scored.map((r) => calibrated(r.logprobs, prior));
+    const [prior, scored] = await Promise.all([
+      this.priors.of(labels, question),
+      given ? undefined : score(texts.map((t) => this.job(t, labels, question))),
+    ]);
+    const first = (given ?? scored!.map((r) => r.logprobs)).map((row) => calibrated(row, prior));
+    const cost = texts.map((_, i) => costOf(scored?.[i]));
     // A small model prefers labels by their place in the list; where the first reading is close,
     // the labels are read again in the set's own orders and the decision is their average.
     const close = texts.flatMap((_, i) => (labels.length > 2 && gap(withEvidence(first[i]!, i)) < CLOSE ? [i] : []));
     if (close.length > 0) {
       const [setPrior, again] = await Promise.all([
-        this.setOrders.of(labels),
-        score(close.map((i) => this.setOrdersJob(texts[i]!, labels))),
+        this.setOrders.of(labels, question),
+        score(close.map((i) => this.setOrdersJob(texts[i]!, labels, question))),
       ]);
       close.forEach((i, j) => {
         first[i] = mean(rows(calibrated(again[j]!.logprobs, setPrior), labels.length));
-        scored[i] = {
-          ...scored[i]!,
-          promptTokens: scored[i]!.promptTokens + again[j]!.promptTokens,
-          decodeMs: scored[i]!.decodeMs + again[j]!.decodeMs,
+        cost[i] = {
+          promptTokens: cost[i]!.promptTokens + again[j]!.promptTokens,
+          decodeMs: cost[i]!.decodeMs + again[j]!.decodeMs,
         };
       });
     }
-    return { results: first.map((z, i) => this.decide(labels, withEvidence(z, i))), scored };
+    return { results: first.map((z, i) => this.decide(labels, withEvidence(z, i))), cost };
   }
 
   /**
@@ -145,15 +166,14 @@ export class Classify {
     texts: string[],
     labels: Label[],
     withEvidence: (z: number[], i: number) => number[],
-  ): Promise<{ results: ClassifyResult[]; scored: ScoreResult[] }> {
+  ): Promise<{ results: ClassifyResult[]; cost: Cost[] }> {
     const { z, first, read } = await this.optionReadings(score, texts, labels, readout.layer);
     const results = z.map((zi, i) => this.result(labels, normalise(withEvidence(readout.scores(zi, read[i]!), i))));
-    const scored = first.map((r, i) => ({
-      ...r,
+    const cost = first.map((r, i) => ({
       promptTokens: r.promptTokens + read[i]!.promptTokens,
       decodeMs: r.decodeMs + read[i]!.decodeMs,
     }));
-    return { results, scored };
+    return { results, cost };
   }
 
   /**
@@ -179,8 +199,10 @@ export class Classify {
       branches: [whole.subarray(-1)],
     }));
     const [prior, first] = await Promise.all([this.priors.of(labels), score(jobs)]);
-    const names = labels.map((l) => this.prompt.option(l.name));
-    const read = await score(prompts.map(({ whole }) => optionsJob(whole, names, this.prompt.endOfTurn(), layer)));
+    const names = labels.map((l) => this.reading.prompt.option(l.name));
+    const read = await score(
+      prompts.map(({ whole }) => optionsJob(whole, names, this.reading.prompt.endOfTurn(), layer)),
+    );
     return { z: first.map((r) => calibrated(r.logprobs, prior)), first, read };
   }
 
@@ -223,11 +245,15 @@ export class Classify {
       });
       return { body: shaped(results, list), inputChars, inputTokens: learned.promptTokens, heads: [learned.head] };
     }
-    const { results, scored } = await this.classified(score, texts, labels);
+    const { results, cost } = await this.classified(score, texts, labels);
     return {
       body: shaped(results, list),
       inputChars,
-      inputTokens: scored.reduce((n, r) => n + r.promptTokens, 0),
+      inputTokens: cost.reduce((n, c) => n + c.promptTokens, 0),
     };
   }
+}
+
+function costOf(r: ScoreResult | undefined): Cost {
+  return { promptTokens: r?.promptTokens ?? 0, decodeMs: r?.decodeMs ?? 0 };
 }

@@ -14,12 +14,12 @@ export class LabelPriors {
 
   constructor(
     private readonly engine: Engine,
-    private readonly jobFor: (text: string, labels: Label[]) => ScoreJob,
+    private readonly jobFor: (text: string, labels: Label[], question?: string) => ScoreJob,
   ) {}
 
-  /** Log-probabilities of each label after the content-free text, in label order. */
-  of(labels: Label[]): Promise<number[]> {
-    const key = JSON.stringify(labels);
+  /** Log-probabilities of each label after the content-free text (and the question, if any), in label order. */
+  of(labels: Label[], question?: string): Promise<number[]> {
+    const key = JSON.stringify([labels, question ?? null]);
     const cached = this.cache.get(key);
     if (cached) {
       this.cache.delete(key); // most recently used last
@@ -27,7 +27,9 @@ export class LabelPriors {
       return cached;
     }
     // Not cancelled with the request that asked first: other requests may be waiting for it.
-    const prior = this.engine.score([this.jobFor(CONTENT_FREE_TEXT, labels)]).then(([r]) => Array.from(r!.logprobs));
+    const prior = this.engine
+      .score([this.jobFor(CONTENT_FREE_TEXT, labels, question)])
+      .then(([r]) => Array.from(r!.logprobs));
     prior.catch(() => this.cache.delete(key)); // a failed prior (529, 502) is computed again next time
     this.cache.set(key, prior);
     if (this.cache.size > CACHED_LABEL_SETS) this.cache.delete(this.cache.keys().next().value!);

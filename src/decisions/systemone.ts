@@ -1,19 +1,21 @@
 // System One: named noul / choice / score questions over one state, answered with one prefill of
-// the state. The state is the shared prefix and each question is a branch after it, as yes-no's
-// statements are; every branch is scored on the option likelihoods classify and rate use. A
+// the state. Each question is the decision it asks: a noul is yes-no's (its criteria as when_true /
+// when_false), a choice classify's (the criteria as labels with their descriptions) and a score
+// rate's (the criteria as the scale), the instructions read as the question. They all read the
+// state's one reading (reading.ts), so the state is the shared prefix of one job and each question
+// a branch after it, and each gets the numbers its typed route gives for the same text. A
 // question's branch and options depend only on that question, so an answer does not change with
-// the other questions of the request or their order (the options of one job are the union of
-// every question's, and each answer reads only its own). Choice scores are calibrated as classify's
-// are (label-priors.ts): each choice question's options are also scored after a content-free
-// text, once per question (cached), and that prior is divided out.
+// the other questions of the request or their order (the options of the job are the union of every
+// question's, and each answer reads only its own).
 import type { ScoreJob, ScoreResult } from '../binding.js';
-import type { Engine, Round } from '../engine/engine.js';
+import type { Engine } from '../engine/engine.js';
 import type { Content, Question } from '../api/systemone.js';
 import { charsOf, type Billed } from './billing.js';
-import { argmax, normalise } from './distribution.js';
-import { calibrated, CONTENT_FREE_TEXT } from './label-priors.js';
-import { claimLine, Prompt } from './prompt.js';
-import { Reader } from './windows.js';
+import type { Classify, ClassifyResult } from './classify.js';
+import type { Label } from './labels.js';
+import type { Rate, RateResult } from './rate.js';
+import { Reading } from './reading.js';
+import type { Hints, YesNo } from './yes-no.js';
 import type { Definition, Learned, LearnedDecision } from './learned.js';
 
 export type SystemOneAnswer =
@@ -29,42 +31,25 @@ export type SystemOneAnswer =
 
 export type Answers = Record<string, SystemOneAnswer>;
 
-// The rules live here, in the part of the prompt every request shares (cached), so the branches
-// (what each question costs after the state) stay short.
-const SYSTEM =
-  'You answer questions about a text. A statement or yes/no question: reply Yes if the text says or ' +
-  'clearly implies it, otherwise No. A choice: reply with the best option name exactly as written. ' +
-  'A scale: reply with the number of the level that fits best. Reply with that alone, nothing else.';
+/** What a noul asks when it has no instructions. */
+const BARE_NOUL = 'Is this true of the text?';
 
-// Case variants of each answer share its probability mass (as in yes-no).
-const YES = ['Yes', 'yes'];
-const NO = ['No', 'no'];
-
-/** A question as one branch of the job and the options it reads. */
-interface Asked {
-  id: string;
-  question: Question;
-  branch: Int32Array;
-  options: Int32Array[];
-}
-
-const CACHED_PRIORS = 1024;
+/** A question as the decision it asks: one branch of the job and the options it reads. */
+type Asked = { id: string; branch: Int32Array; options: Int32Array[] } & (
+  | { type: 'noul'; question: Question & { type: 'noul' } }
+  | { type: 'choice'; question: Question & { type: 'choice' }; labels: Label[]; instructions?: string }
+  | { type: 'score'; question: Question & { type: 'score' }; scale: string[]; instructions?: string }
+);
 
 export class SystemOne {
-  private readonly priors = new Map<string, Promise<number[]>>();
-  private readonly prompt: Prompt;
-  private readonly reader: Reader;
-  private readonly yesNo: Int32Array[];
-  private readonly digits: Int32Array[];
+  private readonly reading: Reading;
 
   constructor(
     private readonly engine: Engine,
+    private readonly decisions: { yesNo: YesNo; classify: Classify; rate: Rate },
     private readonly heads?: Learned,
   ) {
-    this.prompt = new Prompt(engine, SYSTEM);
-    this.reader = new Reader(engine);
-    this.yesNo = [...YES, ...NO].map((o) => this.prompt.option(o));
-    this.digits = Array.from({ length: 10 }, (_, i) => this.prompt.option(String(i)));
+    this.reading = new Reading(engine);
   }
 
   /** The answers for each state, in order: one job per state, all in one engine session. */
@@ -86,28 +71,26 @@ export class SystemOne {
       }),
     );
     const jobs = (asked.length === 0 ? [] : texts).map((text) => ({
-      prefix: this.prompt.prefix(text === '' ? '' : `Text: ${this.reader.sample(text).text}\n\n`),
+      prefix: this.reading.prefix(text),
       branches: asked.map((a) => a.branch),
       options,
     }));
-    const [scored, priors] = await this.engine.session(
-      (run) => Promise.all([run.score(jobs), Promise.all(this.priorsOf(asked, run))]),
-      signal,
-    );
+    const { read, promptTokens } = await this.engine.session(async (run) => {
+      const scored = await run.score(jobs);
+      // Each question's rows, one per state, of its own options.
+      const rows = (b: number) => scored.map((r) => picks[b]!.map((o) => r.logprobs[b * options.length + o]!));
+      const decided = await Promise.all(asked.map((a, b) => this.decide(a, rows(b), texts, (js) => run.score(js))));
+      return {
+        read: decided.map((d) => d.answers),
+        promptTokens: scored.reduce((n, r) => n + r.promptTokens, 0) + decided.reduce((n, d) => n + d.promptTokens, 0),
+      };
+    }, signal);
     const body = texts.map((_, s) => {
-      const read = Object.fromEntries(
-        asked.map((a, b) => {
-          const r = scored[s]!;
-          const logprobs = priors[b]
-            ? calibrated(row(r, b, options.length, picks[b]!), priors[b]!)
-            : row(r, b, options.length, picks[b]!);
-          return [a.id, answer(a.question, logprobs)];
-        }),
-      );
+      const answered = new Map(asked.map((a, b) => [a.id, read[b]![s]!]));
       return Object.fromEntries(
         Object.entries(questions).map(([id, q]) => {
           const l = learned.get(id);
-          return [id, l ? learnedAnswer(q, l.outcomes, l.probabilities[s]!) : read[id]!];
+          return [id, l ? learnedAnswer(q, l.outcomes, l.probabilities[s]!) : answered.get(id)!];
         }),
       );
     });
@@ -118,8 +101,7 @@ export class SystemOne {
         charsOf(texts) +
         asked.reduce((n, a) => n + render(a.question.instructions ?? '').length + criteriaChars(a.question), 0) *
           states.length,
-      inputTokens:
-        scored.reduce((n, r) => n + r.promptTokens, 0) + [...learned.values()].reduce((n, l) => n + l.promptTokens, 0),
+      inputTokens: promptTokens + [...learned.values()].reduce((n, l) => n + l.promptTokens, 0),
       ...(heads.length > 0 ? { heads } : {}),
     };
   }
@@ -140,87 +122,88 @@ export class SystemOne {
     return out;
   }
 
-  /** Per question, its options' log-probabilities after a content-free text (choice questions only). */
-  private priorsOf(asked: Asked[], run: Round): (Promise<number[]> | undefined)[] {
-    const missing: { key: string; a: Asked }[] = [];
-    const found = new Map<string, Promise<number[]>>();
-    const keys = asked.map((a) => {
-      if (a.question.type !== 'choice') return undefined;
-      const key = `${a.branch.join(',')}|${a.options.map((o) => o.join(',')).join(';')}`;
-      const cached = this.priors.get(key);
-      if (cached) found.set(key, cached);
-      else if (!missing.some((m) => m.key === key)) missing.push({ key, a });
-      return key;
-    });
-    // One job scores every missing prior: each branch reads its own options only.
-    if (missing.length > 0) {
-      const options = [
-        ...new Map(missing.flatMap(({ a }) => a.options.map((o) => [o.join(','), o] as const))).values(),
-      ];
-      const index = new Map(options.map((o, i) => [o.join(','), i]));
-      const job: ScoreJob = {
-        prefix: this.prompt.prefix(`Text: ${CONTENT_FREE_TEXT}\n\n`),
-        branches: missing.map(({ a }) => a.branch),
-        options,
-      };
-      const scored = run.score([job]).then(([r]) => r!);
-      missing.forEach(({ key, a }, b) => {
-        const prior = scored.then((r) =>
-          row(
-            r,
-            b,
-            options.length,
-            a.options.map((o) => index.get(o.join(','))!),
-          ),
-        );
-        prior.catch(() => this.priors.delete(key)); // a cancelled or failed prior is computed again next time
-        this.priors.set(key, prior);
-        found.set(key, prior);
-        if (this.priors.size > CACHED_PRIORS) this.priors.delete(this.priors.keys().next().value!);
-      });
-    }
-    return keys.map((key) => (key === undefined ? undefined : found.get(key)));
-  }
-
   private ask(id: string, q: Question): Asked {
+    const { yesNo, classify, rate } = this.decisions;
     const instructions = q.instructions == null ? undefined : render(q.instructions);
     if (q.type === 'noul') {
-      const lines = [instructions === undefined ? 'Question: is this true of the text?' : claimLine(instructions)];
-      if (q.criteria?.true != null) lines.push(`Yes when: ${render(q.criteria.true)}`);
-      if (q.criteria?.false != null) lines.push(`No when: ${render(q.criteria.false)}`);
-      lines.push('Yes or No?');
-      return { id, question: q, branch: this.prompt.branch(lines.join('\n')), options: this.yesNo };
+      return {
+        id,
+        type: 'noul',
+        question: q,
+        branch: yesNo.branch(instructions ?? BARE_NOUL, hintsOf(q)),
+        options: yesNo.options,
+      };
     }
     if (q.type === 'choice') {
-      const names = Object.keys(q.criteria);
-      const list = Object.entries(q.criteria).map(([name, d]) => (d == null ? `- ${name}` : `- ${name}: ${render(d)}`));
-      const text = `Question: ${instructions ?? 'Which option fits the text best?'}\nOptions:\n${list.join('\n')}\n\nThe best option:`;
-      return { id, question: q, branch: this.prompt.branch(text), options: this.prompt.choices(names) };
+      const labels = labelsOf(q);
+      return {
+        id,
+        type: 'choice',
+        question: q,
+        labels,
+        ...(instructions === undefined ? {} : { instructions }),
+        branch: classify.branch(labels, instructions),
+        options: classify.options(labels),
+      };
     }
-    const top = q.criteria.length - 1;
-    const levels = q.criteria.map((l, i) => `${i}: ${render(l)}`).join('\n');
-    const text = `Question: ${instructions ?? 'Which level fits the text?'}\nScale from 0 (lowest) to ${top} (highest):\n${levels}\n\nThe level:`;
-    return { id, question: q, branch: this.prompt.branch(text), options: this.digits.slice(0, q.criteria.length) };
+    const scale = q.criteria.map(render);
+    return {
+      id,
+      type: 'score',
+      question: q,
+      scale,
+      ...(instructions === undefined ? {} : { instructions }),
+      branch: rate.branch(scale, instructions),
+      options: rate.options(scale),
+    };
   }
+
+  /** A question's answer for each state from its first reading's `rows`, as its decision settles it. */
+  private async decide(
+    a: Asked,
+    rows: number[][],
+    texts: string[],
+    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+  ): Promise<{ answers: SystemOneAnswer[]; promptTokens: number }> {
+    if (a.type === 'noul') {
+      return {
+        answers: rows.map((row) => ({ type: 'noul', noul: this.decisions.yesNo.probability(row) })),
+        promptTokens: 0,
+      };
+    }
+    const asked = { first: rows, ...(a.instructions === undefined ? {} : { question: a.instructions }) };
+    const { results, cost } =
+      a.type === 'choice'
+        ? await this.decisions.classify.classified(score, texts, a.labels, asked)
+        : await this.decisions.rate.rated(score, texts, a.scale, asked);
+    return {
+      answers: results.map((r) =>
+        a.type === 'choice' ? choiceAnswer(r as ClassifyResult) : scoreAnswer(a.question, r as RateResult),
+      ),
+      promptTokens: cost.reduce((n, c) => n + c.promptTokens, 0),
+    };
+  }
+}
+
+function hintsOf(q: Question & { type: 'noul' }): Hints {
+  return {
+    ...(q.criteria?.true != null ? { when_true: render(q.criteria.true) } : {}),
+    ...(q.criteria?.false != null ? { when_false: render(q.criteria.false) } : {}),
+  };
+}
+
+function labelsOf(q: Question & { type: 'choice' }): Label[] {
+  return Object.entries(q.criteria).map(([name, d]) => (d == null ? { name } : { name, description: render(d) }));
 }
 
 /** The capability decision a question asks, as a fitted head knows it; a noul asking nothing has none. */
 function definitionOf(q: Question): Definition | undefined {
   if (q.type === 'noul') {
-    if (q.instructions == null) return undefined;
-    return {
-      capability: 'yes-no',
-      statement: render(q.instructions),
-      ...(q.criteria?.true != null ? { when_true: render(q.criteria.true) } : {}),
-      ...(q.criteria?.false != null ? { when_false: render(q.criteria.false) } : {}),
-    };
+    return q.instructions == null
+      ? undefined
+      : { capability: 'yes-no', statement: render(q.instructions), ...hintsOf(q) };
   }
-  if (q.type === 'choice') {
-    const labels = Object.entries(q.criteria).map(([name, d]) =>
-      d == null ? { name } : { name, description: render(d) },
-    );
-    return { capability: 'classify', labels };
-  }
+  if (q.type === 'choice') return { capability: 'classify', labels: labelsOf(q) };
   return { capability: 'rate', scale: q.criteria.map(render) };
 }
 
@@ -229,12 +212,41 @@ function learnedAnswer(q: Question, outcomes: string[], p: number[]): SystemOneA
   if (q.type === 'noul') return { type: 'noul', noul: p[1]! };
   if (q.type === 'choice') {
     const byName = new Map(outcomes.map((name, k) => [name, p[k]!]));
-    return answer(
-      q,
-      Object.keys(q.criteria).map((name) => Math.log(byName.get(name)!)),
-    );
+    return choiceOf(Object.keys(q.criteria).map((name) => [name, byName.get(name)!]));
   }
-  return answer(q, p.map(Math.log));
+  return scoreOf(q, p);
+}
+
+function choiceAnswer(r: ClassifyResult): SystemOneAnswer {
+  return choiceOf(Object.entries(r.scores));
+}
+
+function scoreAnswer(q: Question & { type: 'score' }, r: RateResult): SystemOneAnswer {
+  return scoreOf(q, r.scores);
+}
+
+/** A choice answer from each option's probability, in the question's order. */
+function choiceOf(scores: [string, number][]): SystemOneAnswer {
+  const p = scores.map(([, x]) => x);
+  const best = p.indexOf(Math.max(...p));
+  return {
+    type: 'choice',
+    choice: scores[best]![0],
+    confidence: choiceConfidence(p),
+    probabilities: Object.fromEntries(scores),
+  };
+}
+
+/** A score answer from each level's probability: the expected level, its confidence, the legend. */
+function scoreOf(q: Question & { type: 'score' }, p: number[]): SystemOneAnswer {
+  const best = p.indexOf(Math.max(...p));
+  return {
+    type: 'score',
+    score: p.reduce((s, x, i) => s + x * i, 0),
+    confidence: scoreConfidence(p, best),
+    legend: Object.fromEntries(q.criteria.map((l, i) => [String(i), l])),
+    probabilities: Object.fromEntries(p.map((x, i) => [String(i), x])),
+  };
 }
 
 /** Text as given; a JSON object or array as compact JSON. */
@@ -248,38 +260,6 @@ function criteriaChars(q: Question): number {
   if (q.type === 'choice')
     return Object.entries(q.criteria).reduce((n, [k, d]) => n + k.length + (d == null ? 0 : render(d).length), 0);
   return q.criteria.reduce((n: number, l) => n + render(l).length, 0);
-}
-
-/** Branch `b`'s log-probabilities of the options at `picks`. */
-function row(r: ScoreResult, b: number, width: number, picks: number[]): number[] {
-  return picks.map((o) => r.logprobs[b * width + o]!);
-}
-
-function answer(q: Question, logprobs: number[]): SystemOneAnswer {
-  if (q.type === 'noul') {
-    const p = logprobs.map(Math.exp);
-    const yes = p.slice(0, YES.length).reduce((a, b) => a + b, 0);
-    const no = p.slice(YES.length).reduce((a, b) => a + b, 0);
-    return { type: 'noul', noul: yes / (yes + no) };
-  }
-  const p = normalise(logprobs);
-  const best = argmax(p);
-  if (q.type === 'choice') {
-    const names = Object.keys(q.criteria);
-    return {
-      type: 'choice',
-      choice: names[best]!,
-      confidence: choiceConfidence(p),
-      probabilities: Object.fromEntries(names.map((n, i) => [n, p[i]!])),
-    };
-  }
-  return {
-    type: 'score',
-    score: p.reduce((s, x, i) => s + x * i, 0),
-    confidence: scoreConfidence(p, best),
-    legend: Object.fromEntries(q.criteria.map((l, i) => [String(i), l])),
-    probabilities: Object.fromEntries(p.map((x, i) => [String(i), x])),
-  };
 }
 
 /** System One's choice confidence: the top probability's place between uniform (0) and certain (1). */

@@ -6,7 +6,7 @@ import { ServiceError } from '../errors.js';
 import { charsOf, type Billed } from './billing.js';
 import { calibration, platt } from './distribution.js';
 import { claimLine, Prompt } from './prompt.js';
-import { Reader } from './windows.js';
+import { Reading } from './reading.js';
 import type { Learned } from './learned.js';
 import type { Static } from '@sinclair/typebox';
 import type { YesNoRequest, YesNoResult as YesNoResultSchema } from '../api/yes-no.js';
@@ -17,29 +17,44 @@ export type YesNoResult = Static<typeof YesNoResultSchema>;
 /** One result, a list (several texts or several statements), or texts x statements, text-major. */
 export type YesNoOutput = YesNoResult | { results: YesNoResult[] } | { results: { results: YesNoResult[] }[] };
 
-const SYSTEM =
-  'You check statements against a text. Answer Yes if the text says or clearly implies that the ' +
-  'statement is true, otherwise answer No. Reply with one word: Yes or No.';
 const SYSTEM_NO_TEXT = 'You check whether statements are true. Reply with one word: Yes or No.';
 
 // Case variants of each answer share its probability mass.
 const YES = ['Yes', 'yes'];
 const NO = ['No', 'no'];
 
+/** What makes a statement true or false, when the asker says (yes-no's when_true / when_false). */
+export interface Hints {
+  when_true?: string;
+  when_false?: string;
+}
+
 export class YesNo {
-  private readonly withText: Prompt;
+  private readonly reading: Reading;
   private readonly withoutText: Prompt;
-  private readonly options: Int32Array[];
-  private readonly reader: Reader;
+  /** The options every statement's branch reads: the case variants of Yes, then of No. */
+  readonly options: Int32Array[];
 
   constructor(
     private readonly engine: Engine,
     private readonly heads?: Learned,
   ) {
-    this.reader = new Reader(engine);
-    this.withText = new Prompt(engine, SYSTEM);
+    this.reading = new Reading(engine);
     this.withoutText = new Prompt(engine, SYSTEM_NO_TEXT);
-    this.options = [...YES, ...NO].map((o) => this.withText.option(o));
+    this.options = [...YES, ...NO].map((o) => this.reading.prompt.option(o));
+  }
+
+  /** The branch that asks `statement` of a text after the reading's prefix. */
+  branch(statement: string, hints: Hints = {}): Int32Array {
+    return this.reading.prompt.branch(`${claimLine(statement)}${hintLines(hints)}`);
+  }
+
+  /** A statement's calibrated P(true) from its branch's log-probabilities of `options`. */
+  probability(row: ArrayLike<number>): number {
+    const p = Array.from(row, Math.exp);
+    const yes = p.slice(0, YES.length).reduce((a, b) => a + b, 0);
+    const no = p.slice(YES.length).reduce((a, b) => a + b, 0);
+    return platt(calibration['yes-no'], Math.log(yes) - Math.log(no));
   }
 
   async run(input: YesNoInput, signal?: AbortSignal): Promise<Billed<YesNoOutput>> {
@@ -50,7 +65,7 @@ export class YesNo {
     }
     const textList = input.texts !== undefined;
     const statementList = input.statements !== undefined;
-    const hints = this.hints(input);
+    const hints = hintsOf(input);
 
     // Without statements each text is itself the claim; without texts statements stand alone.
     const groups: { text?: string; statements: string[] }[] =
@@ -67,28 +82,29 @@ export class YesNo {
       groups.map(({ text, statements: ss }) =>
         text === undefined || ss.every((s) => headed.decided.has(s))
           ? undefined
-          : this.reader.focus(
+          : this.reading.reader.focus(
               text,
               ss.filter((s) => !headed.decided.has(s)),
             ),
       ),
     );
     const jobs = groups.flatMap(({ text, statements: ss }, i) => {
-      const prompt = text === undefined ? this.withoutText : this.withText;
       const open = text === undefined ? ss : ss.filter((s) => !headed.decided.has(s));
       if (open.length === 0) return [];
       // Everything before the statement is shared; branches stay short because each costs prefill.
-      return [
-        {
-          group: i,
-          open,
-          job: {
-            prefix: prompt.prefix(text === undefined ? '' : `Text: ${read[i]!.text}\n\n`),
-            branches: open.map((s) => prompt.branch(`${claimLine(s)}${hints}`)),
-            options: this.options,
-          },
-        },
-      ];
+      const job =
+        text === undefined
+          ? {
+              prefix: this.withoutText.prefix(''),
+              branches: open.map((s) => this.withoutText.branch(`${claimLine(s)}${hintLines(hints)}`)),
+              options: this.options,
+            }
+          : {
+              prefix: this.reading.prefix(text, read[i]),
+              branches: open.map((s) => this.branch(s, hints)),
+              options: this.options,
+            };
+      return [{ group: i, open, job }];
     });
     const scored = await score(jobs.map((j) => j.job));
     const zeroShot = new Map(jobs.map((j, k) => [j.group, { open: j.open, logprobs: scored[k]!.logprobs }]));
@@ -98,7 +114,10 @@ export class YesNo {
         const p = g.text === undefined ? undefined : headed.decided.get(s)?.[i];
         if (p !== undefined) return { statement: s, answer: p >= 0.5, probability: p };
         const z = zeroShot.get(i)!;
-        return judge(s, z.logprobs, z.open.indexOf(s));
+        const n = this.options.length;
+        const b = z.open.indexOf(s);
+        const probability = this.probability(z.logprobs.subarray(b * n, (b + 1) * n));
+        return { statement: s, answer: probability >= 0.5, probability };
       }),
     );
     let body: YesNoOutput;
@@ -138,7 +157,7 @@ export class YesNo {
     let promptTokens = 0;
     if (!this.heads || texts.length === 0) return { decided, ids, promptTokens };
     for (const statement of new Set(statements)) {
-      const definition = { capability: 'yes-no' as const, statement, ...this.hintsOf(input) };
+      const definition = { capability: 'yes-no' as const, statement, ...hintsOf(input) };
       const out = await this.heads.decide(definition, texts, score);
       if (!out) continue;
       decided.set(
@@ -150,27 +169,19 @@ export class YesNo {
     }
     return { decided, ids, promptTokens };
   }
-
-  private hintsOf(input: YesNoInput): { when_true?: string; when_false?: string } {
-    return {
-      ...(input.when_true ? { when_true: input.when_true } : {}),
-      ...(input.when_false ? { when_false: input.when_false } : {}),
-    };
-  }
-
-  private hints(input: YesNoInput): string {
-    let s = '';
-    if (input.when_true) s += `\nTrue when: ${input.when_true}`;
-    if (input.when_false) s += `\nFalse when: ${input.when_false}`;
-    return s;
-  }
 }
 
-function judge(statement: string, logprobs: Float32Array, branch: number): YesNoResult {
-  const n = YES.length + NO.length;
-  const row = Array.from(logprobs.subarray(branch * n, branch * n + n), Math.exp);
-  const yes = row.slice(0, YES.length).reduce((a, b) => a + b, 0);
-  const no = row.slice(YES.length).reduce((a, b) => a + b, 0);
-  const probability = platt(calibration['yes-no'], Math.log(yes) - Math.log(no));
-  return { statement, answer: probability >= 0.5, probability };
+/** The request's hints, the empty ones left out. */
+function hintsOf(input: Hints): Hints {
+  return {
+    ...(input.when_true ? { when_true: input.when_true } : {}),
+    ...(input.when_false ? { when_false: input.when_false } : {}),
+  };
+}
+
+function hintLines(hints: Hints): string {
+  return (
+    (hints.when_true ? `\nTrue when: ${hints.when_true}` : '') +
+    (hints.when_false ? `\nFalse when: ${hints.when_false}` : '')
+  );
 }

@@ -1,0 +1,113 @@
+// One decision, one reading, on the real model: a System One noul, choice and score return the
+// probabilities that yes-no, classify and rate give for the same question about the same text
+// (to 1e-9), with the shipped rate readout loaded as the service loads it; the wire's extra
+// fields are computed from those probabilities.
+import t, { type Test } from 'tap';
+import { Classify } from '../../src/decisions/classify.js';
+import { OptionReadout } from '../../src/decisions/option-readout.js';
+import { RATE_READOUT_FILE } from '../../src/decisions/rate.js';
+import { choiceConfidence, scoreConfidence } from '../../src/decisions/systemone.js';
+import { loadConfig } from '../../src/config.js';
+import { modelSha256 } from '../../src/models/identity.js';
+import { decisions } from '../../src/service.js';
+import type { ClassifyResult, RateResult, YesNoResult } from '../../src/index.js';
+import { openTestEngine, testModelPath } from '../helpers/model.js';
+
+const engine = await openTestEngine();
+t.teardown(() => engine.close());
+const path = await testModelPath();
+const rateReadout = await OptionReadout.forModel(
+  () => modelSha256({ ...loadConfig(), modelPath: path }),
+  RATE_READOUT_FILE,
+);
+const s = decisions(engine, undefined, undefined, rateReadout);
+
+const TEXTS = [
+  'I was charged twice for my March invoice and nobody answers my emails.',
+  'I have already cancelled my subscription, effective today.',
+  'Everything works great, thanks!',
+];
+const TEAMS = {
+  billing: 'payments, invoices, refunds',
+  engineering: 'bugs and outages',
+  retention: 'customers who want to leave',
+  success: 'questions and onboarding',
+};
+const CHURN = ['no risk', 'low risk', 'some risk', 'high risk', 'already leaving'];
+const QUESTIONS = {
+  payment: {
+    type: 'noul' as const,
+    instructions: 'Does the customer report a payment problem?',
+    criteria: { true: 'a charge, invoice or refund is wrong' },
+  },
+  team: { type: 'choice' as const, criteria: TEAMS },
+  churn: { type: 'score' as const, criteria: CHURN },
+};
+const close = (t: Test, a: number, b: number, what: string) => t.ok(Math.abs(a - b) <= 1e-9, `${what}: ${a} vs ${b}`);
+
+const wire = await s.systemOne.run(TEXTS, QUESTIONS);
+const answers = wire.body;
+
+t.test('a noul is yes-no asked the same, its criteria as when_true', async (t) => {
+  const out = await s.yesNo.run({
+    texts: TEXTS,
+    statement: QUESTIONS.payment.instructions,
+    when_true: QUESTIONS.payment.criteria.true,
+  });
+  const typed = (out.body as { results: YesNoResult[] }).results;
+  typed.forEach((r, i) => {
+    const a = answers[i]!.payment as { noul: number };
+    close(t, a.noul, r.probability, `text ${i}`);
+  });
+});
+
+t.test('a choice is classify with the options as labels, descriptions included', async (t) => {
+  const out = await s.classify.run({ texts: TEXTS, labels: TEAMS });
+  const typed = (out.body as { results: ClassifyResult[] }).results;
+  typed.forEach((r, i) => {
+    const a = answers[i]!.team as { choice: string; confidence: number; probabilities: Record<string, number> };
+    t.equal(a.choice, r.label, `text ${i}: the same label`);
+    for (const name of Object.keys(TEAMS)) close(t, a.probabilities[name]!, r.scores[name]!, `text ${i} ${name}`);
+    close(t, a.confidence, choiceConfidence(Object.values(r.scores)), `text ${i} confidence, as the wire defines it`);
+  });
+});
+
+t.test('a score is rate with the levels as the scale', async (t) => {
+  const out = await s.rate.run({ texts: TEXTS, scale: CHURN });
+  const typed = (out.body as { results: RateResult[] }).results;
+  typed.forEach((r, i) => {
+    const a = answers[i]!.churn as { score: number; confidence: number; probabilities: Record<string, number> };
+    r.scores.forEach((p, k) => close(t, a.probabilities[String(k)]!, p, `text ${i} level ${k}`));
+    close(t, a.score, r.score, `text ${i} expected level`);
+    close(t, a.confidence, scoreConfidence(r.scores, r.level), `text ${i} confidence, as the wire defines it`);
+  });
+});
+
+t.test('instructions are the decision question: the library reads them as System One does', async (t) => {
+  const question = 'Which team should handle this ticket?';
+  const asked = await s.systemOne.run(TEXTS.slice(0, 1), { team: { ...QUESTIONS.team, instructions: question } });
+  const labels = Object.entries(TEAMS).map(([name, description]) => ({ name, description }));
+  const { results } = await new Classify(engine).classified((jobs) => engine.score(jobs), TEXTS.slice(0, 1), labels, {
+    question,
+  });
+  const a = asked.body[0]!.team as { probabilities: Record<string, number> };
+  for (const name of Object.keys(TEAMS)) close(t, a.probabilities[name]!, results[0]!.scores[name]!, name);
+});
+
+t.test('a score reads its question: a cancelled subscription is a higher churn risk than praise', async (t) => {
+  const churn = { type: 'score' as const, instructions: 'How likely is this customer to leave?', criteria: CHURN };
+  const out = await s.systemOne.run(TEXTS.slice(1), { churn });
+  const [cancelled, praise] = out.body.map((a) => (a.churn as { score: number }).score);
+  t.ok(cancelled! > praise! + 1, `expected levels ${cancelled} and ${praise}`);
+});
+
+t.test('the state is read once: one request costs its prefix once beside the three routes', async (t) => {
+  const one = await s.systemOne.run(TEXTS.slice(0, 1), QUESTIONS);
+  const alone = await Promise.all([
+    s.yesNo.run({ text: TEXTS[0]!, statement: 'x' }),
+    s.classify.run({ text: TEXTS[0]!, labels: TEAMS }),
+    s.rate.run({ text: TEXTS[0]!, scale: CHURN }),
+  ]);
+  const three = alone.reduce((n, o) => n + o.inputTokens, 0);
+  t.ok(one.inputTokens < three, `${one.inputTokens} tokens for the request, ${three} for the three routes`);
+});
