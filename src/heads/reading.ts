@@ -1,34 +1,24 @@
-// How a head reads a text: a prompt of its own per capability, with the decision's definition
-// first (the statement, the label list, the tree, the scale: the same for every request of a
-// signature, so the prompt cache keeps it) and the text after it, so a request pays only for its
-// text; one job per signature, one branch per text. verify is read as its route reads it (the
-// route reads the text anyway): a job per text, the value in the branch. What is read at the
-// answer position: the model's hidden state (the head's features) and the log-probabilities of
-// each outcome's first token (its zero-shot reading, the head's offset). No option is decoded past
-// its first token.
+// How a head reads a text: as the decision it stands for reads it (src/decisions/reading.ts), the
+// text's prefix and the decision's own branch (yes-no's statement with its hints, classify's
+// labels, rate's scale; a tree's leaves as one label list; verify as its route reads it), one job
+// per text. What is read at the answer position: the model's hidden state (the head's features)
+// and the log-probabilities of each outcome's first token (its zero-shot reading, the head's
+// offset). No option is decoded past its first token. A head records READING, the version of this
+// reading it was fitted on: a head of another reading is not applied (heads.ts).
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
-import { labelList } from '../decisions/labels.js';
-import { claimLine, Prompt } from '../decisions/prompt.js';
+import { Classify } from '../decisions/classify.js';
+import type { Label } from '../decisions/labels.js';
+import { Prompt } from '../decisions/prompt.js';
+import { Rate } from '../decisions/rate.js';
+import { Reading as DecisionReading } from '../decisions/reading.js';
 import { childrenOf, descriptionOf, leafPaths, type Tree } from '../decisions/tree-paths.js';
 import { checkQuestion, fieldWords, focusQuery, VERIFY_SYSTEM } from '../decisions/verify.js';
-import { Reader } from '../decisions/windows.js';
+import { YesNo } from '../decisions/yes-no.js';
 import type { Definition, Signature } from './signature.js';
 
-const SYSTEM: Record<Definition['capability'], string> = {
-  'yes-no':
-    'You check statements against texts. Answer Yes if the text says or clearly implies that the ' +
-    'statement is true, otherwise answer No. Reply with one word: Yes or No.',
-  classify:
-    'You classify texts. Choose the one label that best describes what the text is: its purpose or topic. ' +
-    'When several labels could apply, choose the most specific one. Reply with the label exactly as written, nothing else.',
-  'classify-tree':
-    'You classify texts. Choose the one label that best describes what the text is: its purpose or topic. ' +
-    "Labels are grouped; a group's description applies to every label in it. " +
-    'Reply with the label exactly as written, without its group, nothing else.',
-  rate: 'You rate texts on a scale. Reply with the level that fits best, nothing else.',
-  verify: VERIFY_SYSTEM,
-};
+/** The version of how heads read; 2: the decisions' own readings (1: prompts of the heads' own). */
+export const READING = 2;
 
 // Case variants of each yes-no answer share its probability mass, as in yes-no.ts.
 const WORDS: Record<string, string[]> = { false: ['No', 'no'], true: ['Yes', 'yes'] };
@@ -44,17 +34,23 @@ export interface Reading {
 }
 
 export class HeadReader {
-  private readonly prompts: Record<Definition['capability'], Prompt>;
-  private readonly reader: Reader;
+  private readonly reading: DecisionReading;
+  private readonly hiddenSize: number;
+  private readonly verify: Prompt;
+  private readonly yesNo: YesNo;
+  private readonly classify: Classify;
+  private readonly rate: Rate;
 
   constructor(
-    private readonly engine: Engine,
+    engine: Engine,
     private readonly layers: number[] = LAYERS,
   ) {
-    this.prompts = Object.fromEntries(
-      Object.entries(SYSTEM).map(([capability, system]) => [capability, new Prompt(engine, system)]),
-    ) as Record<Definition['capability'], Prompt>;
-    this.reader = new Reader(engine);
+    this.reading = new DecisionReading(engine);
+    this.hiddenSize = engine.hiddenSize;
+    this.verify = new Prompt(engine, VERIFY_SYSTEM);
+    this.yesNo = new YesNo(engine);
+    this.classify = new Classify(engine);
+    this.rate = new Rate(engine);
   }
 
   /**
@@ -68,19 +64,12 @@ export class HeadReader {
     values?: string[],
   ): Promise<{ readings: Reading[]; promptTokens: number; decodeMs: number }> {
     if (texts.length === 0) return { readings: [], promptTokens: 0, decodeMs: 0 };
-    const { jobs, words } = await this.jobs(sig, texts, values);
+    const { jobs, words, dim } = await this.jobs(sig, texts, values);
     const scored = await score(jobs);
-    const dim = this.engine.hiddenSize * this.layers.length;
-    const n = jobs[0]!.options.length;
-    const readings = texts.map((_, i) => {
-      // One job with a branch per text, or (verify) a job per text.
-      const [r, b] = jobs.length === 1 ? [scored[0]!, i] : [scored[i]!, 0];
-      const row = r.logprobs.subarray(b * n, (b + 1) * n);
-      return {
-        hidden: r.hidden!.slice(b * dim, (b + 1) * dim),
-        base: words.map((ws) => Math.log(ws.reduce((s, w) => s + Math.exp(row[w.option]!) / w.sharedBy, 0))),
-      };
-    });
+    const readings = scored.map((r) => ({
+      hidden: r.hidden!.slice(0, dim),
+      base: words.map((ws) => Math.log(ws.reduce((s, w) => s + Math.exp(r.logprobs[w.option]!) / w.sharedBy, 0))),
+    }));
     return {
       readings,
       promptTokens: scored.reduce((t, r) => t + r.promptTokens, 0),
@@ -90,7 +79,7 @@ export class HeadReader {
 
   private async jobs(sig: Signature, texts: string[], values?: string[]) {
     const d = sig.definition;
-    const prompt = this.prompts[d.capability];
+    const prompt = d.capability === 'verify' ? this.verify : this.reading.prompt;
     // Each outcome's words (one per outcome, but yes and no have two case variants; a leaf path is
     // written as its leaf's name), as first tokens.
     const written = sig.outcomes.map((o) =>
@@ -108,17 +97,27 @@ export class HeadReader {
     const jobs: ScoreJob[] =
       d.capability === 'verify'
         ? await this.verifyJobs(d.field, texts, values, read)
-        : [
-            {
-              prefix: prompt.prefix(this.definitionText(d)),
-              branches: texts.map((t) => prompt.branch(this.branchText(d, t))),
-              ...read,
-            },
-          ];
+        : await Promise.all(
+            texts.map(async (text) => ({ prefix: await this.prefix(d, text), branches: [this.branch(d)], ...read })),
+          );
     // An outcome's first token shared with others (labels "alarm_query" and "alarm_set") lends
     // each of them an equal part of its probability.
     const words = firsts.map((ts) => ts.map((t) => ({ option: tokens.indexOf(t), sharedBy: count.get(t)! })));
-    return { jobs, words };
+    return { jobs, words, dim: this.layers.length * this.hiddenSize };
+  }
+
+  /** The text as the decision reads it: yes-no's focused on its statement, the others' a sample. */
+  private prefix(d: Exclude<Definition, { capability: 'verify' }>, text: string): Promise<Int32Array> | Int32Array {
+    if (d.capability !== 'yes-no') return this.reading.prefix(text);
+    return this.reading.reader.focus(text, [d.statement]).then((excerpt) => this.reading.prefix(text, excerpt));
+  }
+
+  /** The decision's own branch after the text. */
+  private branch(d: Exclude<Definition, { capability: 'verify' }>): Int32Array {
+    if (d.capability === 'yes-no') return this.yesNo.branch(d.statement, d);
+    if (d.capability === 'classify') return this.classify.branch(d.labels);
+    if (d.capability === 'classify-tree') return this.classify.branch(treeLabels(d.tree));
+    return this.rate.branch(d.scale);
   }
 
   /**
@@ -134,69 +133,38 @@ export class HeadReader {
     read: Pick<ScoreJob, 'options' | 'hidden' | 'hiddenLayers'>,
   ): Promise<ScoreJob[]> {
     if (values?.length !== texts.length) throw new Error('a verify head reads a value with each text');
-    const prompt = this.prompts.verify;
     const field = fieldWords(f);
     return Promise.all(
       texts.map(async (text, i) => {
-        const excerpt = await this.reader.focus(text, [focusQuery(field, values[i]!)]);
+        const excerpt = await this.reading.reader.focus(text, [focusQuery(field, values[i]!)]);
         return {
-          prefix: prompt.prefix(`Text: ${excerpt.text}\n\n`),
-          branches: [prompt.branch(checkQuestion(field, values[i]!))],
+          prefix: this.verify.prefix(`Text: ${excerpt.text}\n\n`),
+          branches: [this.verify.branch(checkQuestion(field, values[i]!))],
           ...read,
         };
       }),
     );
   }
-
-  /** What one branch reads: the text (a sample of a long one) and the question. */
-  private branchText(d: Definition, text: string): string {
-    const tail =
-      d.capability === 'yes-no'
-        ? ''
-        : d.capability === 'classify' || d.capability === 'classify-tree'
-          ? '\n\nThe best label:'
-          : '\n\nWhich level of the scale fits the text? Reply with its words, not its number.';
-    return `Text: ${this.reader.sample(text).text}${tail}`;
-  }
-
-  private definitionText(d: Exclude<Definition, { capability: 'verify' }>): string {
-    if (d.capability === 'yes-no') {
-      let s = claimLine(d.statement);
-      if (d.when_true) s += `\nTrue when: ${d.when_true}`;
-      if (d.when_false) s += `\nFalse when: ${d.when_false}`;
-      return `${s}\n\n`;
-    }
-    if (d.capability === 'classify') return `Labels:\n${labelList(d.labels)}\n\n`;
-    if (d.capability === 'classify-tree') return treeText(d.tree);
-    const scale = d.scale.map((s, i) => `${i}: ${s}`).join('\n');
-    return `Scale from 0 (lowest) to ${d.scale.length - 1} (highest):\n${scale}\n\n`;
-  }
 }
 
 /**
- * A tree as one list of labels: its groups (every label with labels under it, by path) with their
- * descriptions, then every leaf with its group: "- damaged (in order): the item arrived broken".
+ * A tree's leaves as one label list: each leaf by its name, described by the groups above it (with
+ * their descriptions) and its own description: "damaged: in order (about an order): arrived broken".
  */
-function treeText(tree: Tree): string {
-  const groups: string[] = [];
-  const walk = (level: Tree, above: string[]) => {
-    for (const [name, node] of Object.entries(level)) {
-      const children = childrenOf(node);
-      if (!children) continue;
-      const description = descriptionOf(node);
-      groups.push(`- ${[...above, name].join(' > ')}${description ? `: ${description}` : ''}`);
-      walk(children, [...above, name]);
-    }
-  };
-  walk(tree, []);
-  const leaves = leafPaths(tree).map((path) => {
-    const node = path.reduce<Tree[string] | undefined>(
-      (n, name, i) => (i === 0 ? tree[name] : childrenOf(n)![name]),
-      undefined,
-    )!;
-    const group = path.length > 1 ? ` (in ${path.slice(0, -1).join(' > ')})` : '';
-    const description = descriptionOf(node);
-    return `- ${path.at(-1)}${group}${description ? `: ${description}` : ''}`;
+function treeLabels(tree: Tree): Label[] {
+  return leafPaths(tree).map((path) => {
+    let level: Tree | undefined = tree;
+    const nodes = path.map((name) => {
+      const node = level![name]!;
+      level = childrenOf(node);
+      return node;
+    });
+    const groups = path.slice(0, -1).map((name, i) => {
+      const d = descriptionOf(nodes[i]!);
+      return d ? `${name} (${d})` : name;
+    });
+    const own = descriptionOf(nodes.at(-1)!);
+    const description = [groups.length > 0 ? `in ${groups.join(' > ')}` : '', own].filter(Boolean).join(': ');
+    return description ? { name: path.at(-1)!, description } : { name: path.at(-1)! };
   });
-  return `${groups.length > 0 ? `Groups:\n${groups.join('\n')}\n\n` : ''}Labels:\n${leaves.join('\n')}\n\n`;
 }

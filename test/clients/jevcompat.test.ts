@@ -1,6 +1,7 @@
 // The System One conformance suite (PyPI jevcompat 0.1.1, 33 MUST and 15 SHOULD requirements),
 // with typesafe-sdk installed so its drop-in check drives the official SDK, against a started
 // server with keys on: conformant, every applicable MUST and at least 14 SHOULD; usage in the ledger.
+// JevBench's own check (PyPI jevbench 0.1.0) reads one request's answers on the same server.
 // Of its two auth MUSTs exactly one applies to a deployment (with keys: auth.bearer; without:
 // auth.ignored-when-off), so a second, short run against a server with keys off shows the other.
 import t from 'tap';
@@ -23,7 +24,7 @@ interface Report {
   seconds: number;
 }
 
-const { python, jevcompat } = pythonClients();
+const { python, jevcompat, jevbench } = pythonClients();
 const server = await startModelServer({ rateLimit: 100_000 });
 t.teardown(server.close);
 const dir = mkdtempSync(join(tmpdir(), 'dm-jevcompat-'));
@@ -64,6 +65,22 @@ t.test('jevcompat test: conformant, every applicable MUST, SHOULD >= 14/15, the 
     `ledger: ${row?.requests} answered requests, ${row?.inputTokens} input tokens`,
   );
 });
+
+t.test(
+  'jevbench check: the benchmark reads every answer of one request (bench/jevbench.ts runs the benchmark)',
+  async (t) => {
+    const key = await server.key('jevbench');
+    const out = await run(
+      jevbench,
+      ['check', '--url', `${server.url}/v1/systemone`, '--model', 'decision-machine-1'],
+      { JEVBENCH_API_KEY: key, NO_COLOR: '1' },
+      600_000,
+    );
+    t.equal(out.code, 0, out.stderr.slice(-2000));
+    t.match(out.stdout, /jevbench check: OK/);
+    t.comment(out.stdout.trim());
+  },
+);
 
 t.test('jevcompat with keys off: an Authorization header is accepted and ignored (the 33rd MUST)', async (t) => {
   const open = await startModelServer({ auth: 'off' });

@@ -6,7 +6,12 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const PACKAGES = ['cloudraker-milliseconds==0.2.2', 'typesafe-sdk==0.7.5', 'jevcompat==0.1.1'];
+export const PACKAGES = [
+  'cloudraker-milliseconds==0.2.2',
+  'typesafe-sdk==0.7.5',
+  'jevcompat==0.1.1',
+  'jevbench==0.1.0',
+];
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url)); // dist/test/helpers -> the repository
 const VENV = join(ROOT, '.cache', 'python-clients');
@@ -15,9 +20,10 @@ const BIN = join(VENV, 'bin');
 export interface PythonClients {
   python: string;
   jevcompat: string;
+  jevbench: string;
 }
 
-/** The virtual environment with the three packages at their pinned versions. */
+/** The virtual environment with the packages at their pinned versions. */
 export function pythonClients(): PythonClients {
   const python = join(BIN, 'python');
   if (!installed(python)) {
@@ -38,7 +44,7 @@ export function pythonClients(): PythonClients {
     });
     if (!installed(python)) throw new Error(`${PACKAGES.join(', ')} not importable after installing them into ${VENV}`);
   }
-  return { python, jevcompat: join(BIN, 'jevcompat') };
+  return { python, jevcompat: join(BIN, 'jevcompat'), jevbench: join(BIN, 'jevbench') };
 }
 
 function installed(python: string): boolean {
