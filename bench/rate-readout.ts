@@ -27,6 +27,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULTS, loadConfig } from '../src/config.js';
 import { normalise } from '../src/decisions/distribution.js';
 import { Rate } from '../src/decisions/rate.js';
+import { READING_VERSION } from '../src/decisions/reading.js';
 import { Engine } from '../src/engine/engine.js';
 import { modelSha256 } from '../src/models/identity.js';
 import { resolveModel, storeOptions } from '../src/models/store.js';
@@ -73,7 +74,7 @@ const tolerance = new Map(asked.map((a) => [a.id, a.tol]));
 // What was read of each item: Item's fields, its hidden state holding LAYERS.length rows of dim per level.
 type Read = Item;
 const cache = new FeatureCache<Read>(
-  `rate-${model.slice(0, 12)}-L${LAYERS.join('_')}`,
+  `rate-${model.slice(0, 12)}-L${LAYERS.join('_')}-r${READING_VERSION}`,
   (m) => m.z.length * LAYERS.length * m.dim,
 );
 const reads = cache.items;
@@ -274,7 +275,11 @@ if (ships) {
   const layer = bestLayer ?? -1; // with no hidden state v is empty and the layer is only what the job asks
   writeFileSync(
     values.out,
-    JSON.stringify({ modelSha256: model, layer, ...final.parameters(), temperature, provenance }, null, 1) + '\n',
+    JSON.stringify(
+      { modelSha256: model, reading: READING_VERSION, layer, ...final.parameters(), temperature, provenance },
+      null,
+      1,
+    ) + '\n',
   );
   console.log(`written: ${values.out}`);
 } else {

@@ -13,6 +13,7 @@
 // it did on sources it was not fitted on.
 import { existsSync, readFileSync } from 'node:fs';
 import type { ScoreJob, ScoreResult } from '../binding.js';
+import { READING_VERSION } from './reading.js';
 
 export interface OptionReadoutData {
   modelSha256: string;
@@ -22,6 +23,8 @@ export interface OptionReadoutData {
   v: number[];
   /** The scores' softmax temperature (1 when absent), fitted on labelled decisions the readout was not fitted on. */
   temperature?: number;
+  /** The version of the reading it was fitted on (reading.ts READING_VERSION; absent: 1). */
+  reading?: number;
   provenance: Record<string, unknown>;
 }
 
@@ -40,7 +43,7 @@ export class OptionReadout {
 
   /**
    * The shipped readout when there is one and it was fitted on this model (`sha256`, asked only
-   * when there is one: hashing a model given by path takes seconds).
+   * when there is one: hashing a model given by path takes seconds) and on this reading of it.
    */
   static async forModel(
     sha256: () => Promise<string>,
@@ -48,6 +51,7 @@ export class OptionReadout {
   ): Promise<OptionReadout | undefined> {
     if (!existsSync(file)) return undefined;
     const data = JSON.parse(readFileSync(file, 'utf8')) as OptionReadoutData;
+    if ((data.reading ?? 1) !== READING_VERSION) return undefined;
     return data.modelSha256 === (await sha256()) ? new OptionReadout(data) : undefined;
   }
 

@@ -8,6 +8,12 @@ import type { Engine } from '../engine/engine.js';
 import { Prompt } from './prompt.js';
 import { Reader, type Excerpt } from './windows.js';
 
+/**
+ * The version of this reading. What is fitted on what the model reads (heads, trained readouts)
+ * records it and applies only under the same version: 2 since the decisions share this reading.
+ */
+export const READING_VERSION = 2;
+
 export const READING_SYSTEM =
   'You answer questions about a text. A statement or a yes/no question: answer Yes if the text says or ' +
   'clearly implies that it is true, otherwise answer No. Labels: choose the one label that best describes ' +

@@ -18,7 +18,8 @@ import type { Store } from '../store/store.js';
 import { encodeParams, type HeadMeta } from './heads.js';
 import { argmax } from '../decisions/distribution.js';
 import { fit, predict, Projected, type Example } from './logistic.js';
-import { HeadReader, READING } from './reading.js';
+import { HeadReader } from './reading.js';
+import { READING_VERSION } from '../decisions/reading.js';
 import { shuffleInPlace, uniform } from './random.js';
 import {
   classifySignature,
@@ -240,7 +241,7 @@ export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOp
         outcomes: sig.outcomes,
         dim: params.dim,
         strength: chosen.strength,
-        reading: READING,
+        reading: READING_VERSION,
         report: {
           zero_shot_cv_accuracy: chosen.zeroShot,
           fitted_cv_accuracy: chosen.accuracy,

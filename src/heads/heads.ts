@@ -4,7 +4,7 @@
 import type { HeadRecord, Store } from '../store/store.js';
 import type { HeadParams } from './logistic.js';
 import type { Signature } from './signature.js';
-import { READING } from './reading.js';
+import { READING_VERSION } from '../decisions/reading.js';
 
 /** A head ready to apply. */
 export interface Head {
@@ -22,7 +22,7 @@ export interface HeadMeta {
   strength: number;
   /** The fit's figures: cross-validated accuracy zero-shot and fitted, folds, seconds. */
   report: Record<string, number | string>;
-  /** The version of the reading its features were read with (reading.ts READING; absent: 1). */
+  /** The version of the reading its features were read with (reading.ts READING_VERSION; absent: 1). */
   reading?: number;
 }
 
@@ -59,10 +59,10 @@ export function headOf(record: HeadRecord, model: string, dim: number): Head {
     );
   }
   const meta = JSON.parse(record.meta) as HeadMeta;
-  if ((meta.reading ?? 1) !== READING) {
+  if ((meta.reading ?? 1) !== READING_VERSION) {
     throw new Error(
       `head ${record.id} was read with an earlier reading of its decision (version ${meta.reading ?? 1}, ` +
-        `this service reads version ${READING}): refit it (decision-machine fit)`,
+        `this service reads version ${READING_VERSION}): refit it (decision-machine fit)`,
     );
   }
   if (meta.dim !== dim) throw new Error(`head ${record.id}: hidden size ${meta.dim}, this model's is ${dim}`);

@@ -3,8 +3,8 @@
 // labels, rate's scale; a tree's leaves as one label list; verify as its route reads it), one job
 // per text. What is read at the answer position: the model's hidden state (the head's features)
 // and the log-probabilities of each outcome's first token (its zero-shot reading, the head's
-// offset). No option is decoded past its first token. A head records READING, the version of this
-// reading it was fitted on: a head of another reading is not applied (heads.ts).
+// offset). No option is decoded past its first token. A head records READING_VERSION, the version
+// of the reading it was fitted on: a head of another reading is not applied (heads.ts).
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { Classify } from '../decisions/classify.js';
@@ -16,9 +16,6 @@ import { childrenOf, descriptionOf, leafPaths, type Tree } from '../decisions/tr
 import { checkQuestion, fieldWords, focusQuery, VERIFY_SYSTEM } from '../decisions/verify.js';
 import { YesNo } from '../decisions/yes-no.js';
 import type { Definition, Signature } from './signature.js';
-
-/** The version of how heads read; 2: the decisions' own readings (1: prompts of the heads' own). */
-export const READING = 2;
 
 // Case variants of each yes-no answer share its probability mass, as in yes-no.ts.
 const WORDS: Record<string, string[]> = { false: ['No', 'no'], true: ['Yes', 'yes'] };
