@@ -45,9 +45,9 @@ async function runServer(): Promise<number> {
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   log.info('configuration', { config: printable(config) });
-  const probes = new Probes();
   let service: Service | undefined;
   const access = await openAccess(config, () => service!.engine.stats(), log);
+  const probes = new Probes(() => access.ledger.connected && (service?.heads?.loaded ?? true));
   if (config.auth === 'off') {
     log.warn(
       'KEY CHECKING IS OFF: every /v1 route accepts any key or none, with no rate limit; set DM_AUTH=on to require keys',

@@ -72,6 +72,7 @@ export class Heads {
   private heads = new Map<string, Head>();
   private version = '';
   private timer?: NodeJS.Timeout;
+  private failing = false;
 
   private constructor(
     private readonly store: Store,
@@ -80,13 +81,29 @@ export class Heads {
     private readonly warn: (message: string) => void,
   ) {}
 
-  /** Loads the store's heads for `model` and keeps them current (polling every 5 s). */
+  /**
+   * Loads the store's heads for `model` and keeps them current (polling every 5 s). A store that
+   * does not answer is warned about once per outage and asked again at the next poll; `loaded`
+   * says when the heads have been read once.
+   */
   static async open(store: Store, model: string, dim: number, warn: (m: string) => void): Promise<Heads> {
     const heads = new Heads(store, model, dim, warn);
-    await heads.reload();
-    heads.timer = setInterval(() => heads.reload().catch((err: Error) => warn(`heads: ${err.message}`)), POLL_MS);
+    const poll = () =>
+      heads.reload().then(
+        () => (heads.failing = false),
+        (err: Error) => {
+          if (!heads.failing) warn(`heads: ${err.message}; asked again every ${POLL_MS / 1000} s`);
+          heads.failing = true;
+        },
+      );
+    await poll();
+    heads.timer = setInterval(poll, POLL_MS);
     heads.timer.unref();
     return heads;
+  }
+
+  get loaded(): boolean {
+    return this.version !== '';
   }
 
   /** The head of this signature, if one is stored for this model. */
