@@ -57,7 +57,7 @@ export class Metrics {
   });
   private readonly unrecordedRows = new Counter({
     name: 'dm_usage_unrecorded_total',
-    help: 'Delivered answers whose usage row neither the store nor the journal could take (a full disk)',
+    help: 'Answers withheld (503 store_unavailable) because neither the store nor the journal could take their usage row',
     registers: [this.registry],
   });
 

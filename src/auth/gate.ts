@@ -66,7 +66,8 @@ export class Gate {
   async enter(authorization: string | undefined, cost: () => number, occupies = false): Promise<Pass> {
     const { keys, limiter, tokens: meter, ledger } = this.options;
     const principal: Principal = keys ? await keys.check(authorization) : PUBLIC;
-    if (ledger && !ledger.accepting) throw storeUnavailable('usage cannot be recorded (database away, journal full)');
+    if (ledger && !ledger.accepting)
+      throw storeUnavailable('usage cannot be recorded (database away, journal full or its disk refusing)');
 
     // A spent token window refuses before the request limit counts the call.
     if (keys && meter) {
@@ -115,7 +116,6 @@ export class Gate {
       headers = { ...headers, ...tokenHeaders(meter.state(principal.keyId)) };
     }
     if (tokens !== undefined) {
-      metrics?.billed(delivered.route, tokens);
       const entry = {
         entryId: randomUUID(),
         requestId: delivered.requestId,
@@ -127,12 +127,19 @@ export class Gate {
         at: new Date().toISOString(),
       };
       // The response waits for its row to be in the store or durably in the journal, so the
-      // ledger never misses a delivered answer. Only a journal that cannot write (a full disk
-      // while the database is away) loses one: logged loudly and counted.
+      // ledger never misses a delivered answer. When neither can take it (a full disk while the
+      // database is away) the answer is withheld: 503, retried later, and nothing unbilled leaves.
       await ledger?.record(entry).catch((err: unknown) => {
         metrics?.unrecorded();
-        log?.error('usage not recorded', { id: delivered.requestId, key: principal.keyId, tokens, error: String(err) });
+        log?.error('usage not recorded: answer withheld', {
+          id: delivered.requestId,
+          key: principal.keyId,
+          tokens,
+          error: String(err),
+        });
+        throw storeUnavailable('usage cannot be recorded (database away, journal full or its disk refusing)');
       });
+      metrics?.billed(delivered.route, tokens);
     }
     return headers;
   }

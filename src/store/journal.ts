@@ -26,7 +26,9 @@ const OPEN_HERE = new Set<string>();
 const NAME = /^usage-([0-9a-f]{16})-(\d+)-([0-9a-f]{8})(-\d+)?\.journal$/;
 const READ_BYTES = 256 * 1024;
 
-export class JournalFullError extends Error {}
+export class JournalFullError extends Error {
+  override name = 'JournalFullError';
+}
 
 /** A batch of rows read from the journal, and where reading goes on after it. */
 export interface Batch {

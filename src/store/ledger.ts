@@ -54,7 +54,7 @@ export class Ledger {
 
   /**
    * Records a delivered answer's row: in the store, else durably in the journal. Rejects only
-   * when neither can take it (the journal full or its disk refusing).
+   * when neither can take it (the store failing and the journal full or its disk refusing).
    */
   async record(entry: UsageEntry): Promise<void> {
     if (this.journal.empty && !this.failing) {
@@ -67,9 +67,12 @@ export class Ledger {
       }
     }
     if (this.journal.empty) this.oldest = Date.parse(entry.at);
-    await this.journal.append(entry);
-    this.metrics?.journalled();
-    this.replay();
+    try {
+      await this.journal.append(entry);
+      this.metrics?.journalled();
+    } finally {
+      this.replay();
+    }
   }
 
   /** Tries to deliver what the journal holds, once more; the rest waits for the next process. */
@@ -104,9 +107,10 @@ export class Ledger {
       });
   }
 
-  // Pings the store (start-up), then writes the journal's rows to it in batches until none is left.
+  // Pings the store (at start-up, and after a failure, so that a store that is back is seen with
+  // the journal empty too), then writes the journal's rows to it in batches until none is left.
   private async deliver(): Promise<void> {
-    if (!this.connected) {
+    if (!this.connected || this.failing) {
       await this.store.ping();
       this.connected = true;
     }
