@@ -159,7 +159,10 @@ export class Journal {
           if (this.size + bytes.length > this.maxBytes)
             throw new JournalFullError(`usage journal ${this.file} is full (${this.maxBytes} bytes)`);
           this.handle ??= await open(this.file, 'a+');
-          await this.handle.write(bytes, 0, bytes.length, this.size);
+          const { bytesWritten } = await this.handle.write(bytes, 0, bytes.length, this.size);
+          // A full disk can take part of a write without an error: that is a refusal too.
+          if (bytesWritten !== bytes.length)
+            throw Object.assign(new Error(`ENOSPC: no space left on device, write ${this.file}`), { code: 'ENOSPC' });
           await this.handle.datasync();
         } catch (err) {
           this.refusedAt = performance.now();

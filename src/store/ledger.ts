@@ -89,7 +89,8 @@ export class Ledger {
     if (this.replaying || this.closed) return;
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.replaying = this.deliver()
+    let delivered = 0;
+    this.replaying = this.deliver((n) => (delivered += n))
       .then(
         () => {
           if (this.failing) this.log?.info('store answers again: usage journal replayed', { state: 'up' });
@@ -103,13 +104,13 @@ export class Ledger {
       .finally(() => {
         this.replaying = undefined;
         // Rows that became durable while this round wrote its last batch: another round.
-        if (!this.failing && this.journal.rows > 0) this.replay();
+        if (!this.failing && delivered > 0 && this.journal.rows > 0) this.replay();
       });
   }
 
   // Pings the store (at start-up, and after a failure, so that a store that is back is seen with
   // the journal empty too), then writes the journal's rows to it in batches until none is left.
-  private async deliver(): Promise<void> {
+  private async deliver(progress: (rows: number) => void = () => {}): Promise<void> {
     if (!this.connected || this.failing) {
       await this.store.ping();
       this.connected = true;
@@ -119,6 +120,7 @@ export class Ledger {
       await this.store.recordUsage(batch.rows);
       await this.journal.delivered(batch);
       this.metrics?.replayed(batch.rows.length);
+      progress(batch.rows.length);
     }
     this.oldest = undefined;
   }
