@@ -131,7 +131,10 @@ export class Journal {
     });
   }
 
-  /** Waits for appends under way; removes our file when it holds nothing undelivered. */
+  /**
+   * Waits for appends under way; removes our file when it holds nothing undelivered. What is
+   * left (ours and adopted files) is adopted by the next journal opened for the store.
+   */
   async close(): Promise<void> {
     await this.exclusive(async () => {
       await this.handle?.close();
@@ -143,7 +146,7 @@ export class Journal {
           // never created
         }
       }
-      OPEN_HERE.delete(this.file);
+      for (const file of [this.file, ...this.adopted]) OPEN_HERE.delete(file);
     });
   }
 
@@ -187,13 +190,18 @@ export class Journal {
     return run;
   }
 
-  // Takes over the files of dead processes for the same store: each is renamed to a name of
-  // ours first, so two processes starting together cannot both take one.
+  // Takes over the files of dead processes for the same store, least recently written first:
+  // each is renamed to a name of ours first, so two processes starting together cannot both take one.
   private adopt(store: string): void {
     const own = this.file.replace(/\.journal$/, '');
-    for (const name of readdirSync(this.dir).sort()) {
+    const candidates = readdirSync(this.dir).flatMap((name) => {
       const m = NAME.exec(name);
-      if (!m || m[1] !== store || alive(join(this.dir, name), Number(m[2]))) continue;
+      const path = join(this.dir, name);
+      if (!m || m[1] !== store || alive(path, Number(m[2]))) return [];
+      const modified = statSync(path, { throwIfNoEntry: false })?.mtimeMs;
+      return modified === undefined ? [] : [{ name, modified }]; // gone: another process took it
+    });
+    for (const { name } of candidates.sort((a, b) => a.modified - b.modified)) {
       const taken = `${own}-${this.adopted.length}.journal`;
       try {
         renameSync(join(this.dir, name), taken);

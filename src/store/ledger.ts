@@ -14,7 +14,7 @@ const RETRY_MS = 1000; // between replay attempts while the store is away
 const BATCH_ROWS = 500; // rows per replay transaction
 
 export class Ledger {
-  /** False until the store has answered once (GET /ready waits for it with key checking on). */
+  /** False until the store has answered once since start-up (GET /ready waits for it). */
   connected = false;
   private failing = false;
   private replaying: Promise<void> | undefined;
