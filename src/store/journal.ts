@@ -15,7 +15,7 @@
 // - Each line is `<crc32 hex> <json>\n`; a line that does not check (the torn end of a write a
 //   crash interrupted) ends the file's rows.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -66,6 +66,7 @@ export class Journal {
   /** Opens this process's journal for the store at `storeUrl` (redacted or not: its host, port and database name). */
   static open(dir: string, storeUrl: string, maxBytes: number): Journal {
     mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK); // refused at start-up, not at the first outage
     const store = createHash('sha256').update(storeIdentity(storeUrl)).digest('hex').slice(0, 16);
     const file = join(dir, `usage-${store}-${process.pid}-${randomBytes(4).toString('hex')}.journal`);
     OPEN_HERE.add(file);
