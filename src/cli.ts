@@ -97,7 +97,8 @@ async function runServer(): Promise<number> {
 
   // A stop while the model loads does not wait for the load: the process exits when drained.
   let loadError: unknown;
-  const loading = openService(config, access.store, (message) => log.warn('heads', { message })).then(
+  const warn = (message: string) => log.warn('heads', { message });
+  const loading = openService(config, access.store, warn, true).then(
     (loaded) => (service = loaded),
     (err: unknown) => {
       loadError = err;

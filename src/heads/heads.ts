@@ -83,11 +83,18 @@ export class Heads {
 
   /**
    * Loads the store's heads for `model` and keeps them current (polling every 5 s). A store that
-   * does not answer is warned about once per outage and asked again at the next poll; `loaded`
-   * says when the heads have been read once.
+   * does not answer is warned about once per outage and asked again at the next poll; at open it
+   * fails the open unless `storeMayBeAway`, and then `loaded` says when the heads have been read.
    */
-  static async open(store: Store, model: string, dim: number, warn: (m: string) => void): Promise<Heads> {
+  static async open(
+    store: Store,
+    model: string,
+    dim: number,
+    warn: (m: string) => void,
+    storeMayBeAway = false,
+  ): Promise<Heads> {
     const heads = new Heads(store, model, dim, warn);
+    if (!storeMayBeAway) await heads.reload();
     const poll = () =>
       heads.reload().then(
         () => (heads.failing = false),
@@ -96,7 +103,7 @@ export class Heads {
           heads.failing = true;
         },
       );
-    await poll();
+    if (!heads.loaded) await poll();
     heads.timer = setInterval(poll, POLL_MS);
     heads.timer.unref();
     return heads;
