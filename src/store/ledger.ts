@@ -93,7 +93,8 @@ export class Ledger {
     this.replaying = this.deliver((n) => (delivered += n))
       .then(
         () => {
-          if (this.failing) this.log?.info('store answers again: usage journal replayed', { state: 'up' });
+          if (this.failing)
+            this.log?.info('store answers again: usage journal replayed', { state: 'up', rows: delivered });
           this.failing = false;
         },
         (err: unknown) => {
