@@ -67,12 +67,14 @@ export function headOf(record: HeadRecord, model: string, dim: number): Head {
 }
 
 const POLL_MS = 5000;
+const FIRST_POLL_MS = 1000;
 
 export class Heads {
   private heads = new Map<string, Head>();
   private version = '';
   private timer?: NodeJS.Timeout;
   private failing = false;
+  private closed = false;
 
   private constructor(
     private readonly store: Store,
@@ -99,13 +101,18 @@ export class Heads {
       heads.reload().then(
         () => (heads.failing = false),
         (err: Error) => {
-          if (!heads.failing) warn(`heads: ${err.message}; asked again every ${POLL_MS / 1000} s`);
+          if (!heads.failing) warn(`heads: ${err.message}; asked again at the next poll`);
           heads.failing = true;
         },
       );
     if (!heads.loaded) await poll();
-    heads.timer = setInterval(poll, POLL_MS);
-    heads.timer.unref();
+    // Every second until the heads are read once (GET /ready waits for them), then every 5 s.
+    const next = (): void => {
+      if (heads.closed) return;
+      heads.timer = setTimeout(() => void poll().then(next), heads.loaded ? POLL_MS : FIRST_POLL_MS);
+      heads.timer.unref();
+    };
+    next();
     return heads;
   }
 
@@ -141,6 +148,7 @@ export class Heads {
   }
 
   close(): void {
-    clearInterval(this.timer);
+    this.closed = true;
+    clearTimeout(this.timer);
   }
 }
