@@ -45,9 +45,9 @@ async function runServer(): Promise<number> {
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   log.info('configuration', { config: printable(config) });
-  const probes = new Probes();
   let service: Service | undefined;
   const access = await openAccess(config, () => service!.engine.stats(), log);
+  const probes = new Probes(() => access.ledger.connected && (service?.heads?.loaded ?? true));
   if (config.auth === 'off') {
     log.warn(
       'KEY CHECKING IS OFF: every /v1 route accepts any key or none, with no rate limit; set DM_AUTH=on to require keys',
@@ -97,7 +97,8 @@ async function runServer(): Promise<number> {
 
   // A stop while the model loads does not wait for the load: the process exits when drained.
   let loadError: unknown;
-  const loading = openService(config, access.store, (message) => log.warn('heads', { message })).then(
+  const warn = (message: string) => log.warn('heads', { message });
+  const loading = openService(config, access.store, warn, true).then(
     (loaded) => (service = loaded),
     (err: unknown) => {
       loadError = err;

@@ -53,6 +53,11 @@ export const ConfigSchema = Type.Object({
   ),
   auth: Switch('bearer key checking on every /v1 route'),
   databaseUrl: Type.String({ minLength: 1, description: 'keys and usage: a SQLite file path, or postgres://...' }),
+  journalDir: Type.String({
+    minLength: 1,
+    description: 'where usage rows the database could not take wait, durably, until it answers again',
+  }),
+  journalMaxMiB: Int(1, 1 << 20, "largest size of this process's journal, MiB; past it calls are refused with 503"),
   redisUrl: Type.Optional(
     Type.String({ pattern: '^rediss?://', description: 'rate counters and revocation fan-out shared by replicas' }),
   ),
@@ -88,6 +93,8 @@ export const ConfigSchema = Type.Object({
 
 export type Config = Static<typeof ConfigSchema>;
 
+const DATA_DIR = join(process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'decision-machine-1');
+
 export const DEFAULTS: Readonly<Config> = Object.freeze({
   host: '127.0.0.1',
   port: 8080,
@@ -117,11 +124,10 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   nativeLog: 'error',
   // Off by default, as the spec's launch period has it; start-up says so loudly (docs/operations.md).
   auth: 'off',
-  databaseUrl: join(
-    process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share'),
-    'decision-machine-1',
-    'service.db',
-  ),
+  databaseUrl: join(DATA_DIR, 'service.db'),
+  // Per machine, beside the default SQLite file: a journal is replayed into the store it was written for.
+  journalDir: join(DATA_DIR, 'journal'),
+  journalMaxMiB: 256, // about a million rows: a day's outage at 10 answers a second
   rateLimit: 300,
   tokenLimit: 1_000_000,
   keyCacheSeconds: 60,
@@ -158,6 +164,8 @@ export const ENV = Object.freeze({
   DM_NATIVE_LOG: 'nativeLog',
   DM_AUTH: 'auth',
   DM_DATABASE_URL: 'databaseUrl',
+  DM_JOURNAL_DIR: 'journalDir',
+  DM_JOURNAL_MAX_MIB: 'journalMaxMiB',
   DM_REDIS_URL: 'redisUrl',
   DM_RATE_LIMIT: 'rateLimit',
   DM_TOKEN_LIMIT: 'tokenLimit',

@@ -12,6 +12,7 @@ const ERROR_STATUS = Object.freeze({
   internal_error: 500,
   runner_error: 502,
   not_ready: 503,
+  store_unavailable: 503,
   timeout: 504,
   overloaded: 529,
 });
@@ -23,19 +24,33 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
  * SDKs obey (their default of two retries with jittered backoff is the spec's "at most three
  * attempts"). Busy slots and a twice-failed inference are transient; a rate limit is retried
  * after its Retry-After; a process still loading or draining is retried (on another replica
- * behind a balancer). A request past its deadline would pass it again; everything else fails the
- * same way again.
+ * behind a balancer), and so is a call the store could not serve (after its Retry-After). A
+ * request past its deadline would pass it again; everything else fails the same way again.
  */
-const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['overloaded', 'runner_error', 'rate_limit_exceeded', 'not_ready']);
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set([
+  'overloaded',
+  'runner_error',
+  'rate_limit_exceeded',
+  'not_ready',
+  'store_unavailable',
+]);
 
 /** Why a request was refused without an answer: the reasons GET /metrics counts (dm_refusals_total). */
-export const REFUSALS = ['overloaded', 'rate_limit', 'inflight_cap', 'deadline', 'not_ready'] as const;
+export const REFUSALS = [
+  'overloaded',
+  'rate_limit',
+  'inflight_cap',
+  'deadline',
+  'not_ready',
+  'store_unavailable',
+] as const;
 export type Refusal = (typeof REFUSALS)[number];
 const REFUSAL_OF: Partial<Record<ErrorCode, Refusal>> = {
   overloaded: 'overloaded',
   rate_limit_exceeded: 'rate_limit',
   timeout: 'deadline',
   not_ready: 'not_ready',
+  store_unavailable: 'store_unavailable',
 };
 
 /** An error meant for the client: serialised as `{ error: { code, message } }` with its status. */
@@ -67,6 +82,15 @@ export class ServiceError extends Error {
   toJSON(): { error: { code: string; message: string } } {
     return { error: { code: this.code, message: this.message } };
   }
+}
+
+const STORE_RETRY_SECONDS = 5;
+
+/** 503 store_unavailable, retried after a few seconds: the database is away and the call needs it. */
+export function storeUnavailable(what: string): ServiceError {
+  return new ServiceError('store_unavailable', `${what}; retry in a few seconds`, {
+    'retry-after': String(STORE_RETRY_SECONDS),
+  });
 }
 
 /** The request was cancelled by its caller (client disconnected, signal aborted). */

@@ -45,6 +45,22 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly journalledRows = new Counter({
+    name: 'dm_usage_journalled_total',
+    help: 'Usage rows the store could not take, written to the local journal instead',
+    registers: [this.registry],
+  });
+  private readonly replayedRows = new Counter({
+    name: 'dm_usage_replayed_total',
+    help: 'Usage rows replayed from the journal into the store',
+    registers: [this.registry],
+  });
+  private readonly unrecordedRows = new Counter({
+    name: 'dm_usage_unrecorded_total',
+    help: 'Answers withheld (503 store_unavailable) because neither the store nor the journal could take their usage row',
+    registers: [this.registry],
+  });
+
   constructor(stats?: () => EngineStats) {
     for (const reason of REFUSALS) this.refusals.inc({ reason }, 0); // every reason is listed from the start
     if (!stats) return;
@@ -121,6 +137,37 @@ export class Metrics {
 
   billed(route: string, inputTokens: number): void {
     this.tokens.inc({ route }, inputTokens);
+  }
+
+  journalled(): void {
+    this.journalledRows.inc();
+  }
+
+  replayed(rows: number): void {
+    this.replayedRows.inc(rows);
+  }
+
+  unrecorded(): void {
+    this.unrecordedRows.inc();
+  }
+
+  /** The journal's backlog and the store's state, read at scrape time. */
+  watchJournal(read: () => { rows: number; bytes: number; ageSeconds: number; degraded: boolean }): void {
+    const gauge = (name: string, help: string, value: (j: ReturnType<typeof read>) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(value(read()));
+        },
+      });
+    gauge('dm_journal_rows', 'Usage rows in the journal not yet in the store', (j) => j.rows);
+    gauge('dm_journal_bytes', 'Bytes of journal files not yet replayed', (j) => j.bytes);
+    gauge('dm_journal_age_seconds', 'Age of the oldest usage row not yet in the store (0: none)', (j) => j.ageSeconds);
+    gauge('dm_store_degraded', '1 while usage rows go to the journal (the store away or behind)', (j) =>
+      Number(j.degraded),
+    );
   }
 
   text(): Promise<string> {

@@ -25,12 +25,14 @@ export const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', imp
  * Resolves the models (fetching them into the cache if needed), loads them, prepares the
  * decisions; the audio models only with `config.audio` on. With a store, the decisions apply the
  * heads it holds for this model (src/heads), kept current as the store changes; the shipped trained
- * readout applies when it was fitted on this model.
+ * readout applies when it was fitted on this model. A store that does not answer fails the open,
+ * unless `storeMayBeAway` (the server, whose readiness waits for `heads.loaded`).
  */
 export async function openService(
   config: Config,
   headStore?: Store,
   warn: (m: string) => void = () => {},
+  storeMayBeAway = false,
 ): Promise<Service> {
   const store = storeOptions(config);
   const [modelPath, encoderPath] = await Promise.all([
@@ -41,7 +43,7 @@ export async function openService(
   // Hashed at most once (a model given by path is read whole), and only when something asks.
   let sha256: Promise<string> | undefined;
   const model = () => (sha256 ??= modelSha256(config));
-  const heads = headStore && (await Heads.open(headStore, await model(), engine.hiddenSize, warn));
+  const heads = headStore && (await Heads.open(headStore, await model(), engine.hiddenSize, warn, storeMayBeAway));
   const readout = await OptionReadout.forModel(model);
   const rateReadout = await OptionReadout.forModel(model, RATE_READOUT_FILE);
   if (config.audio === 'off') return decisions(engine, heads, readout, rateReadout);

@@ -1,11 +1,15 @@
-// Opens what the gate needs from the configuration: the store (SQLite file or PostgreSQL), Redis
-// when configured (shared rate counters, revocation fan-out), the key checker and the metrics.
+// Opens what the gate needs from the configuration: the store (SQLite file or PostgreSQL), the
+// usage ledger over it and its journal, Redis when configured (shared rate counters, revocation
+// fan-out), the key checker and the metrics. Nothing here waits for the database: a service
+// starts while it is away (GET /ready says when it has answered).
 import type { Config } from '../config.js';
 import type { EngineStats } from '../engine/engine.js';
 import type { Logger } from '../log.js';
 import { Metrics } from '../metrics.js';
 import { connectRedis, subscribeRevocations } from '../store/redis.js';
 import { openStore, type Store } from '../store/store.js';
+import { Journal } from '../store/journal.js';
+import { Ledger } from '../store/ledger.js';
 import { KeyChecker } from './checker.js';
 import { Gate } from './gate.js';
 import { MemoryLimiter, RedisLimiter, TokenMeter, type Limiter } from './limiter.js';
@@ -15,6 +19,7 @@ export interface Access {
   gate: Gate;
   metrics: Metrics;
   store: Store;
+  ledger: Ledger;
   close(): Promise<void>;
 }
 
@@ -30,6 +35,8 @@ export async function openAccess(config: Config, stats: () => EngineStats, log: 
     ? await connectRedis(config.redisUrl, { failFast: true, onError: redisError })
     : undefined;
   const metrics = new Metrics(stats);
+  const journal = Journal.open(config.journalDir, config.databaseUrl, config.journalMaxMiB * 1024 * 1024);
+  const ledger = new Ledger(store, journal, log, metrics);
   let keys: KeyChecker | undefined;
   let limiter: Limiter | undefined;
   let tokens: TokenMeter | undefined;
@@ -47,14 +54,16 @@ export async function openAccess(config: Config, stats: () => EngineStats, log: 
     if (config.tokenLimit > 0) tokens = new TokenMeter(config.tokenLimit);
     inflight = new InflightCap(keyMaxInflight(config), config.overloadDelayMs);
   }
-  const gate = new Gate({ keys, limiter, tokens, inflight, ledger: store, metrics, log });
+  const gate = new Gate({ keys, limiter, tokens, inflight, ledger, metrics, log });
   return {
     gate,
     metrics,
     store,
+    ledger,
     close: async () => {
       subscriber?.disconnect();
       redis?.disconnect();
+      await ledger.close();
       await store.close();
     },
   };

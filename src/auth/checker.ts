@@ -2,7 +2,7 @@
 // record by the key's id, compared by hash in constant time. Verdicts are cached for at most the
 // configured time-to-live (<= 60 s); a revocation fan-out can drop one earlier.
 import { timingSafeEqual } from 'node:crypto';
-import { ServiceError } from '../errors.js';
+import { ServiceError, storeUnavailable } from '../errors.js';
 import type { KeyMode, KeyRecord, Store } from '../store/store.js';
 import { parseKey } from './keys.js';
 
@@ -32,13 +32,18 @@ export class KeyChecker {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The principal of a valid, unrevoked key; throws 401 missing_api_key or invalid_api_key. */
+  /**
+   * The principal of a valid, unrevoked key; throws 401 missing_api_key or invalid_api_key, or
+   * 503 store_unavailable when the key's verdict is not cached and the store cannot be asked.
+   */
   async check(authorization: string | undefined): Promise<Principal> {
     const token = /^Bearer +(\S+) *$/i.exec(authorization ?? '')?.[1];
     if (token === undefined) throw new ServiceError('missing_api_key', MISSING_KEY);
     const key = parseKey(token);
     if (!key) throw new ServiceError('invalid_api_key', INVALID_KEY);
-    const record = await this.record(key.id);
+    const record = await this.record(key.id).catch(() => {
+      throw storeUnavailable('the key store (database) is not answering, so this key cannot be checked');
+    });
     const matches =
       record !== undefined && timingSafeEqual(Buffer.from(record.hash, 'hex'), Buffer.from(key.hash, 'hex'));
     if (!matches || record.revokedAt !== null) throw new ServiceError('invalid_api_key', INVALID_KEY);

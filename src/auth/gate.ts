@@ -2,10 +2,11 @@
 // it): key check -> token window -> rate limit (the route's cost) -> the route -> usage metered
 // and recorded from the reply's billing. The gate knows no route or body: it is handed a key, a
 // cost and what was billed. Public routes are not wrapped.
-import { ServiceError } from '../errors.js';
+import { randomUUID } from 'node:crypto';
+import { ServiceError, storeUnavailable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { Store } from '../store/store.js';
+import type { Ledger } from '../store/ledger.js';
 import { PUBLIC, type KeyChecker, type Principal } from './checker.js';
 import type { Limiter, TokenMeter } from './limiter.js';
 import type { InflightCap } from './inflight.js';
@@ -17,8 +18,8 @@ export interface GateOptions {
   limiter?: Limiter;
   /** Input tokens per minute per key; like the limiter, only with key checking on. */
   tokens?: TokenMeter;
-  /** Where successful calls' input tokens are recorded. */
-  ledger?: Pick<Store, 'recordUsage'>;
+  /** Where successful calls' input tokens are recorded (the store, or its journal while it is away). */
+  ledger?: Pick<Ledger, 'record' | 'accepting' | 'state'>;
   metrics?: Metrics;
   log?: Logger;
   /** Requests of one key in flight at once (DM_KEY_MAX_INFLIGHT); only with key checking on. */
@@ -63,8 +64,10 @@ export class Gate {
    * in-flight cap; throws the refusal.
    */
   async enter(authorization: string | undefined, cost: () => number, occupies = false): Promise<Pass> {
-    const { keys, limiter, tokens: meter } = this.options;
+    const { keys, limiter, tokens: meter, ledger } = this.options;
     const principal: Principal = keys ? await keys.check(authorization) : PUBLIC;
+    if (ledger && !ledger.accepting)
+      throw storeUnavailable('usage cannot be recorded (database away, journal full or its disk refusing)');
 
     // A spent token window refuses before the request limit counts the call.
     if (keys && meter) {
@@ -113,8 +116,8 @@ export class Gate {
       headers = { ...headers, ...tokenHeaders(meter.state(principal.keyId)) };
     }
     if (tokens !== undefined) {
-      metrics?.billed(delivered.route, tokens);
       const entry = {
+        entryId: randomUUID(),
         requestId: delivered.requestId,
         keyId: principal.keyId,
         organization: principal.organization,
@@ -123,16 +126,20 @@ export class Gate {
         inputTokens: tokens,
         at: new Date().toISOString(),
       };
-      // The response waits for its ledger row, so the ledger never misses a delivered answer.
-      // A failing database does not take the answer away; it is logged loudly instead.
-      await ledger?.recordUsage(entry).catch((err: unknown) =>
-        log?.error('usage not recorded', {
+      // The response waits for its row to be in the store or durably in the journal, so the
+      // ledger never misses a delivered answer. When neither can take it (a full disk while the
+      // database is away) the answer is withheld: 503, retried later, and nothing unbilled leaves.
+      await ledger?.record(entry).catch((err: unknown) => {
+        metrics?.unrecorded();
+        log?.error('usage not recorded: answer withheld', {
           id: delivered.requestId,
           key: principal.keyId,
           tokens,
           error: String(err),
-        }),
-      );
+        });
+        throw storeUnavailable('usage cannot be recorded (database away, journal full or its disk refusing)');
+      });
+      metrics?.billed(delivered.route, tokens);
     }
     return headers;
   }

@@ -76,11 +76,14 @@ export function headOf(record: HeadRecord, model: string, dim: number): Head {
 }
 
 const POLL_MS = 5000;
+const FIRST_POLL_MS = 1000;
 
 export class Heads {
   private heads = new Map<string, Head>();
   private version = '';
   private timer?: NodeJS.Timeout;
+  private failing = false;
+  private closed = false;
 
   private constructor(
     private readonly store: Store,
@@ -89,13 +92,41 @@ export class Heads {
     private readonly warn: (message: string) => void,
   ) {}
 
-  /** Loads the store's heads for `model` and keeps them current (polling every 5 s). */
-  static async open(store: Store, model: string, dim: number, warn: (m: string) => void): Promise<Heads> {
+  /**
+   * Loads the store's heads for `model` and keeps them current (polling every 5 s). A store that
+   * does not answer is warned about once per outage and asked again at the next poll; at open it
+   * fails the open unless `storeMayBeAway`, and then `loaded` says when the heads have been read.
+   */
+  static async open(
+    store: Store,
+    model: string,
+    dim: number,
+    warn: (m: string) => void,
+    storeMayBeAway = false,
+  ): Promise<Heads> {
     const heads = new Heads(store, model, dim, warn);
-    await heads.reload();
-    heads.timer = setInterval(() => heads.reload().catch((err: Error) => warn(`heads: ${err.message}`)), POLL_MS);
-    heads.timer.unref();
+    if (!storeMayBeAway) await heads.reload();
+    const poll = () =>
+      heads.reload().then(
+        () => (heads.failing = false),
+        (err: Error) => {
+          if (!heads.failing) warn(`heads: ${err.message}; asked again at the next poll`);
+          heads.failing = true;
+        },
+      );
+    if (!heads.loaded) await poll();
+    // Every second until the heads are read once (GET /ready waits for them), then every 5 s.
+    const next = (): void => {
+      if (heads.closed) return;
+      heads.timer = setTimeout(() => void poll().then(next), heads.loaded ? POLL_MS : FIRST_POLL_MS);
+      heads.timer.unref();
+    };
+    next();
     return heads;
+  }
+
+  get loaded(): boolean {
+    return this.version !== '';
   }
 
   /** The head of this signature, if one is stored for this model. */
@@ -126,6 +157,7 @@ export class Heads {
   }
 
   close(): void {
-    clearInterval(this.timer);
+    this.closed = true;
+    clearTimeout(this.timer);
   }
 }

@@ -27,7 +27,7 @@ export function addOperations(paths: Json, access: { keys: boolean; audio?: bool
     ];
     const responses = post.responses as Json;
     responses[503] ??= error(
-      'not_ready: the model is still loading or the process is draining; retry (x-should-retry: true)',
+      'not_ready: the model is still loading or the process is draining; store_unavailable: the key cannot be checked, or usage recorded, while the database is away (Retry-After); retry (x-should-retry: true)',
     );
     responses[504] ??= error(
       `timeout: the request passed its deadline (DM_REQUEST_TIMEOUT_MS or ${TIMEOUT_HEADER}); its work was cancelled`,
@@ -58,7 +58,7 @@ export function addOperations(paths: Json, access: { keys: boolean; audio?: bool
     'ready',
     'Readiness: requests are admitted',
     'ready',
-    'not_ready: the model is still loading, or the process is draining for a stop',
+    'not_ready: the model is still loading, or the process is draining for a stop; store_unavailable: the database has not answered since start-up',
   );
 }
 

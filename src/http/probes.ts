@@ -1,8 +1,9 @@
 // Liveness and readiness, and the process's phases around them: loading (the listener is open,
 // the model is not), ready, draining (a stop was asked for: admitted requests finish, nothing new
 // is admitted). GET /health is 200 whenever the process runs; GET /ready is 200 only when
-// requests are admitted, else 503 not_ready in the envelope. Both are public.
-import { ServiceError } from '../errors.js';
+// requests are admitted, else 503 not_ready in the envelope, or 503 store_unavailable while the
+// database has not answered since start-up. Both are public.
+import { ServiceError, storeUnavailable } from '../errors.js';
 import type { ApiReply, Route } from './types.js';
 
 export type Phase = 'loading' | 'ready' | 'draining';
@@ -12,6 +13,9 @@ export class Probes {
   private inflight = 0;
   private idle: (() => void) | undefined;
   private readonly started = performance.now();
+
+  /** `storeReached` says whether the store has answered since start-up (and the heads are loaded). */
+  constructor(private readonly storeReached: () => boolean = () => true) {}
 
   get phase(): Phase {
     return this.current;
@@ -54,6 +58,7 @@ export class Probes {
         path: '/ready',
         handler: async () => {
           if (this.current !== 'ready') throw notReady();
+          if (!this.storeReached()) throw storeUnavailable('the database has not answered since start-up');
           return { status: 200, body: { status: 'ready' } };
         },
       },

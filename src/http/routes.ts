@@ -146,6 +146,8 @@ function describe(service: Service, gate: Gate, all: Route[]) {
     model: MODEL_ID,
     links: { openapi: '/openapi.json', docs: '/docs', metrics: gate.options.metrics ? '/metrics' : null },
     authentication: gate.checksKeys ? 'Authorization: Bearer <key> on every /v1 route' : 'off: no key needed',
+    // up; degraded: the database is away or behind, usage rows wait in the local journal; connecting.
+    store: gate.options.ledger?.state ?? null,
     api_version: '1.0.0',
     engine: {
       model: service.engine.info.description,

@@ -13,6 +13,8 @@ CREATE TABLE IF NOT EXISTS usage (
   input_tokens integer NOT NULL, at timestamptz NOT NULL
 );
 CREATE INDEX IF NOT EXISTS usage_at ON usage (at);
+ALTER TABLE usage ADD COLUMN IF NOT EXISTS entry_id text;
+CREATE UNIQUE INDEX IF NOT EXISTS usage_entry ON usage (entry_id);
 CREATE TABLE IF NOT EXISTS decision_heads (
   seq bigserial NOT NULL, id text PRIMARY KEY, capability text NOT NULL, signature text NOT NULL,
   model text NOT NULL, created_at timestamptz NOT NULL, examples integer NOT NULL, meta text NOT NULL,
@@ -69,12 +71,31 @@ const toHead = (r: HeadRow): Omit<HeadRecord, 'weights'> => ({
 
 export class PostgresStore implements Store {
   readonly kind = 'postgres';
+  private schema: Promise<void> | undefined;
   private constructor(private readonly pool: pg.Pool) {}
 
+  /**
+   * Never waits for the server: the tables are made by the first call that reaches it (a call
+   * while it is away rejects, and the next one tries again), so a service can start without it.
+   */
   static async open(url: string): Promise<PostgresStore> {
-    const pool = new pg.Pool({ connectionString: url, max: 8 });
+    // Bounded waits, so that a server that stops answering (rather than refusing) cannot hold
+    // a request or a replay for long.
+    const pool = new pg.Pool({ connectionString: url, max: 8, connectionTimeoutMillis: 3000, query_timeout: 10_000 });
     pool.on('error', () => {}); // an idle client's broken connection is replaced on next use
-    const client = await pool.connect();
+    return new PostgresStore(pool);
+  }
+
+  private ready(): Promise<void> {
+    this.schema ??= this.makeSchema().catch((err: unknown) => {
+      this.schema = undefined;
+      throw err;
+    });
+    return this.schema;
+  }
+
+  private async makeSchema(): Promise<void> {
+    const client = await this.pool.connect();
     try {
       await client.query('SELECT pg_advisory_lock($1)', [SCHEMA_LOCK]);
       await client.query(SCHEMA);
@@ -82,43 +103,57 @@ export class PostgresStore implements Store {
     } finally {
       client.release();
     }
-    return new PostgresStore(pool);
+  }
+
+  private async query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    await this.ready();
+    return this.pool.query<R>(text, values);
   }
 
   async addKey(k: KeyRecord): Promise<void> {
-    await this.pool.query(
+    await this.query(
       'INSERT INTO api_keys (id, hash, mode, organization, name, hint, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
       [k.id, k.hash, k.mode, k.organization, k.name, k.hint, k.createdAt, k.revokedAt],
     );
   }
 
   async findKey(id: string): Promise<KeyRecord | undefined> {
-    const { rows } = await this.pool.query<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [id]);
+    const { rows } = await this.query<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [id]);
     return rows[0] && toRecord(rows[0]);
   }
 
   async listKeys(): Promise<KeyRecord[]> {
-    const { rows } = await this.pool.query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at');
+    const { rows } = await this.query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at');
     return rows.map(toRecord);
   }
 
   async revokeKey(id: string, at: string): Promise<boolean> {
-    const res = await this.pool.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [
-      at,
-      id,
-    ]);
+    const res = await this.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [at, id]);
     return res.rowCount === 1;
   }
 
-  async recordUsage(u: UsageEntry): Promise<void> {
-    await this.pool.query(
-      'INSERT INTO usage (request_id, key_id, organization, mode, route, input_tokens, at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-      [u.requestId, u.keyId, u.organization, u.mode, u.route, u.inputTokens, u.at],
+  // One statement is one transaction: every row or none.
+  async recordUsage(entries: readonly UsageEntry[]): Promise<void> {
+    const column = <K extends keyof UsageEntry>(k: K) => entries.map((u) => u[k]);
+    await this.query(
+      `INSERT INTO usage (entry_id, request_id, key_id, organization, mode, route, input_tokens, at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::timestamptz[])
+       ON CONFLICT (entry_id) DO NOTHING`,
+      [
+        column('entryId'),
+        column('requestId'),
+        column('keyId'),
+        column('organization'),
+        column('mode'),
+        column('route'),
+        column('inputTokens'),
+        column('at'),
+      ],
     );
   }
 
   async usage(range: { since?: string; until?: string } = {}): Promise<UsageTotal[]> {
-    const { rows } = await this.pool.query<{
+    const { rows } = await this.query<{
       organization: string;
       key_id: string;
       mode: string;
@@ -142,6 +177,7 @@ export class PostgresStore implements Store {
   // Saves hold the table's write lock until they commit, so sequence numbers are taken in commit
   // order: a poller can never see a later number before an earlier one (see headsVersion).
   async saveHead(h: HeadRecord): Promise<void> {
+    await this.ready();
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
@@ -173,29 +209,30 @@ export class PostgresStore implements Store {
   }
 
   async listHeads(): Promise<Omit<HeadRecord, 'weights'>[]> {
-    const { rows } = await this.pool.query<HeadRow>(
-      `SELECT ${HEAD_COLUMNS} FROM decision_heads ORDER BY created_at, id`,
-    );
+    const { rows } = await this.query<HeadRow>(`SELECT ${HEAD_COLUMNS} FROM decision_heads ORDER BY created_at, id`);
     return rows.map(toHead);
   }
 
   async findHead(id: string): Promise<HeadRecord | undefined> {
-    const { rows } = await this.pool.query<HeadRow>(
-      `SELECT ${HEAD_COLUMNS}, weights FROM decision_heads WHERE id = $1`,
-      [id],
-    );
+    const { rows } = await this.query<HeadRow>(`SELECT ${HEAD_COLUMNS}, weights FROM decision_heads WHERE id = $1`, [
+      id,
+    ]);
     return rows[0] && { ...toHead(rows[0]), weights: new Uint8Array(rows[0].weights!) };
   }
 
   async removeHead(id: string): Promise<boolean> {
-    return (await this.pool.query('DELETE FROM decision_heads WHERE id = $1', [id])).rowCount === 1;
+    return (await this.query('DELETE FROM decision_heads WHERE id = $1', [id])).rowCount === 1;
   }
 
   async headsVersion(): Promise<string> {
-    const { rows } = await this.pool.query<{ version: string }>(
+    const { rows } = await this.query<{ version: string }>(
       "SELECT COUNT(*) || ':' || COALESCE(MAX(seq), 0) AS version FROM decision_heads",
     );
     return rows[0]!.version;
+  }
+
+  async ping(): Promise<void> {
+    await this.query('SELECT 1');
   }
 
   async close(): Promise<void> {

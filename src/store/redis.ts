@@ -32,7 +32,11 @@ export async function publishRevocation(redis: Redis, keyId: string): Promise<vo
   await redis.publish(REVOKED_CHANNEL, keyId);
 }
 
-/** Calls `onRevoked` with each revoked key id; resolves once subscribed. Returns the subscriber connection. */
+/**
+ * Calls `onRevoked` with each revoked key id; resolves once subscribed, or at once when Redis is
+ * away (the subscription is made when it answers, so a start-up does not wait for it). Returns
+ * the subscriber connection.
+ */
 export async function subscribeRevocations(
   url: string,
   onRevoked: (keyId: string) => void,
@@ -40,6 +44,7 @@ export async function subscribeRevocations(
 ): Promise<Redis> {
   const sub = await connectRedis(url, { onError });
   sub.on('message', (_channel: string, keyId: string) => onRevoked(keyId));
-  await sub.subscribe(REVOKED_CHANNEL);
+  const subscribed = sub.subscribe(REVOKED_CHANNEL).catch((err: Error) => onError?.(err));
+  if (sub.status === 'ready') await subscribed;
   return sub;
 }

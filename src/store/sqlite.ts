@@ -13,7 +13,7 @@ CREATE TABLE IF NOT EXISTS api_keys (
 CREATE TABLE IF NOT EXISTS usage (
   id INTEGER PRIMARY KEY AUTOINCREMENT, request_id TEXT NOT NULL, key_id TEXT NOT NULL,
   organization TEXT NOT NULL, mode TEXT NOT NULL, route TEXT NOT NULL,
-  input_tokens INTEGER NOT NULL, at TEXT NOT NULL
+  input_tokens INTEGER NOT NULL, at TEXT NOT NULL, entry_id TEXT
 );
 CREATE INDEX IF NOT EXISTS usage_at ON usage (at);
 CREATE TABLE IF NOT EXISTS decision_heads (
@@ -37,6 +37,11 @@ export class SqliteStore implements Store {
     db.pragma('journal_mode = WAL');
     db.pragma('busy_timeout = 5000');
     db.exec(SCHEMA);
+    // Files made before entry_id existed get the column (their old rows keep NULL, which the
+    // unique index allows any number of times).
+    const columns = db.prepare("SELECT name FROM pragma_table_info('usage')").pluck().all();
+    if (!columns.includes('entry_id')) db.exec('ALTER TABLE usage ADD COLUMN entry_id TEXT');
+    db.exec('CREATE UNIQUE INDEX IF NOT EXISTS usage_entry ON usage (entry_id)');
     return new SqliteStore(db);
   }
 
@@ -63,12 +68,14 @@ export class SqliteStore implements Store {
     );
   }
 
-  async recordUsage(u: UsageEntry): Promise<void> {
-    this.db
-      .prepare(
-        'INSERT INTO usage (request_id, key_id, organization, mode, route, input_tokens, at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      )
-      .run(u.requestId, u.keyId, u.organization, u.mode, u.route, u.inputTokens, u.at);
+  async recordUsage(entries: readonly UsageEntry[]): Promise<void> {
+    const insert = this.db.prepare(
+      'INSERT OR IGNORE INTO usage (entry_id, request_id, key_id, organization, mode, route, input_tokens, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.db.transaction(() => {
+      for (const u of entries)
+        insert.run(u.entryId, u.requestId, u.keyId, u.organization, u.mode, u.route, u.inputTokens, u.at);
+    })();
   }
 
   async usage(range: { since?: string; until?: string } = {}): Promise<UsageTotal[]> {
@@ -117,6 +124,10 @@ export class SqliteStore implements Store {
     const row = this.db.prepare('SELECT COUNT(*) AS n, COALESCE(MAX(seq), 0) AS seq FROM decision_heads').get();
     const { n, seq } = row as { n: number; seq: number };
     return `${n}:${seq}`;
+  }
+
+  async ping(): Promise<void> {
+    this.db.prepare('SELECT 1').get();
   }
 
   async close(): Promise<void> {

@@ -18,6 +18,12 @@ export interface KeyRecord {
 
 /** One row per successful billed request. */
 export interface UsageEntry {
+  /**
+   * Unique per delivered answer, made by the service: a row is written at most once under it, so
+   * a journalled row replayed twice (after a crash, or a write whose reply was lost) is one row.
+   * `requestId` cannot be that key: it is the caller's `x-request-id` when one was sent.
+   */
+  entryId: string;
   requestId: string;
   keyId: string;
   organization: string;
@@ -54,7 +60,8 @@ export interface Store {
   listKeys(): Promise<KeyRecord[]>;
   /** False when no such key is active. */
   revokeKey(id: string, at: string): Promise<boolean>;
-  recordUsage(entry: UsageEntry): Promise<void>;
+  /** Writes the rows in one transaction; a row whose `entryId` is already stored is skipped. */
+  recordUsage(entries: readonly UsageEntry[]): Promise<void>;
   /** Totals per organization and key over [since, until). */
   usage(range?: { since?: string; until?: string }): Promise<UsageTotal[]>;
   /** Inserts the head, or replaces the one with the same id (a refit replaces its head). */
@@ -71,6 +78,8 @@ export interface Store {
    * (every save takes a new, never reused one, in commit order).
    */
   headsVersion(): Promise<string>;
+  /** Resolves when the store answers (PostgreSQL: connected, tables made). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -51,15 +51,18 @@ t.test('issue, list, revoke, usage', async (t) => {
     [id, 'prod', 400_000],
     ['key_test', 'test', 5_000],
   ] as const) {
-    await store.recordUsage({
-      requestId: 'r',
-      keyId,
-      organization: 'acme',
-      mode,
-      route: '/v1/decision-machine-1/yes-no',
-      inputTokens: tokens,
-      at,
-    });
+    await store.recordUsage([
+      {
+        entryId: `${keyId}-${tokens}`,
+        requestId: 'r', // one request id on several rows: a caller's x-request-id may repeat
+        keyId,
+        organization: 'acme',
+        mode,
+        route: '/v1/decision-machine-1/yes-no',
+        inputTokens: tokens,
+        at,
+      },
+    ]);
   }
   await store.close();
   const usage = JSON.parse((await run('usage', '--json')).stdout);

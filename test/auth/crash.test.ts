@@ -13,7 +13,13 @@ import { openStore } from '../../src/store/store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-crash-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-const env = { ...process.env, DM_AUTH: 'on', DM_DATABASE_URL: join(dir, 'service.db'), DM_RATE_LIMIT: '0' };
+const env = {
+  ...process.env,
+  DM_AUTH: 'on',
+  DM_DATABASE_URL: join(dir, 'service.db'),
+  DM_JOURNAL_DIR: join(dir, 'journal'),
+  DM_RATE_LIMIT: '0',
+};
 const child = fileURLToPath(new URL('../helpers/gated-child.js', import.meta.url));
 
 function start() {

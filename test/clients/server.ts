@@ -25,7 +25,10 @@ export interface ModelServer {
 export async function startModelServer(overrides: Partial<Config> = {}): Promise<ModelServer> {
   const dir = mkdtempSync(join(tmpdir(), 'dm-clients-'));
   const log = createLogger('silent');
-  const config = loadConfig({}, { auth: 'on', databaseUrl: join(dir, 'service.db'), ...overrides });
+  const config = loadConfig(
+    {},
+    { auth: 'on', databaseUrl: join(dir, 'service.db'), journalDir: join(dir, 'journal'), ...overrides },
+  );
   const engine = await Engine.open({ ...SMALL, queue: 8, contextSize: 6144, modelPath: await testModelPath() });
   const access = await openAccess(config, () => engine.stats(), log);
   const server = await serve(routes(decisions(engine), access.gate), {

@@ -11,6 +11,10 @@ import { Redis } from 'ioredis';
 export interface RunningServer {
   url: string;
   stop(): Promise<void>;
+  /** Ends the server with `signal` (SIGINT: PostgreSQL's fast shutdown; SIGKILL: a crash), keeping its data. */
+  halt(signal: NodeJS.Signals): Promise<void>;
+  /** Starts it again on the same port and data (after halt); resolves when it answers. */
+  restart(): Promise<void>;
 }
 
 const running = new Set<ChildProcess>();
@@ -43,27 +47,24 @@ export async function startPostgres(): Promise<RunningServer> {
     '-c',
     'max_connections=50',
   ];
-  const child = spawn(join(bin, 'postgres'), args, { stdio: 'ignore', cwd: dir, ...owner });
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  await ready(child, async () => {
+  const probe = async () => {
     const client = new pg.Client({ connectionString: url });
+    client.on('error', () => {});
     await client.connect();
     await client.end();
-  });
-  return { url, stop: () => stop(child, 'SIGINT', dir) };
+  };
+  return restartable(url, dir, 'SIGINT', probe, () =>
+    spawn(join(bin, 'postgres'), args, { stdio: 'ignore', cwd: dir, ...owner }),
+  );
 }
 
 export async function startRedis(): Promise<RunningServer> {
   if (!onPath('redis-server')) aptInstall('redis-server');
   const dir = mkdtempSync(join(tmpdir(), 'dm-redis-'));
   const port = await freePort();
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    { stdio: 'ignore' },
-  );
   const url = `redis://127.0.0.1:${port}`;
-  await ready(child, async () => {
+  const probe = async () => {
     const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     redis.on('error', () => {}); // refused until the server listens: the probe retries
     try {
@@ -72,8 +73,55 @@ export async function startRedis(): Promise<RunningServer> {
     } finally {
       redis.disconnect();
     }
-  });
-  return { url, stop: () => stop(child, 'SIGTERM', dir) };
+  };
+  return restartable(url, dir, 'SIGTERM', probe, () =>
+    spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      { stdio: 'ignore' },
+    ),
+  );
+}
+
+// A server process that can be ended and started again over the same port and data directory.
+async function restartable(
+  url: string,
+  dir: string,
+  stopSignal: NodeJS.Signals,
+  probe: () => Promise<void>,
+  launch: () => ChildProcess,
+): Promise<RunningServer> {
+  let child = launch();
+  await ready(child, probe);
+  const halt = async (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill(signal);
+      await exited;
+    }
+    running.delete(child);
+  };
+  return {
+    url,
+    halt,
+    // A PostgreSQL killed -9 can leave its backends a moment: a start refused for that is tried again.
+    restart: async () => {
+      for (let attempt = 0; ; attempt++) {
+        child = launch();
+        try {
+          return await ready(child, probe);
+        } catch (err) {
+          if (attempt === 20) throw err;
+          await halt('SIGKILL');
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }
+    },
+    stop: async () => {
+      await halt(stopSignal);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 function postgresBin(): string | undefined {
@@ -108,7 +156,7 @@ function id(flag: '-u' | '-g'): number {
   return Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.listen(0, '127.0.0.1', () => {
@@ -131,14 +179,4 @@ async function ready(child: ChildProcess, probe: () => Promise<void>): Promise<v
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-}
-
-async function stop(child: ChildProcess, signal: NodeJS.Signals, dir: string): Promise<void> {
-  if (child.exitCode === null) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill(signal);
-    await exited;
-  }
-  running.delete(child);
-  rmSync(dir, { recursive: true, force: true });
 }

@@ -1,5 +1,8 @@
 // The real HTTP stack with the gate (keys, limits, ledger, metrics) wired from a configuration,
 // over the fake binding: what `decision-machine serve` runs, minus the model.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Engine } from '../../src/engine/engine.js';
 import { decisions } from '../../src/service.js';
 import { routes } from '../../src/http/routes.js';
@@ -25,13 +28,15 @@ export async function startGatedServer(
   engine: Partial<typeof SMALL> = {},
   log: Logger = createLogger('silent'),
 ): Promise<GatedServer> {
-  const config = loadConfig({}, { maxBodyBytes: 1 << 20, ...overrides });
+  // A journal of its own unless one is named, so that no test adopts another's rows.
+  const journalDir = overrides.journalDir ?? mkdtempSync(join(tmpdir(), 'dm-journal-'));
+  const config = loadConfig({}, { maxBodyBytes: 1 << 20, ...overrides, journalDir });
   const binding = fakeBinding(behaviour);
   const e = await Engine.open({ ...SMALL, queue: 2, ...engine, modelPath: 'fake' }, binding);
   const access = await openAccess(config, () => e.stats(), log);
   e.onSlotWait = (seconds) => access.metrics.slotWait(seconds);
   // As `decision-machine serve` has them: the probes, then the model's routes, ready.
-  const probes = new Probes();
+  const probes = new Probes(() => access.ledger.connected);
   const server = await serve([...probes.routes(), ...routes(decisions(e), access.gate).map(probes.tracked)], {
     host: '127.0.0.1',
     port: 0,
@@ -49,6 +54,7 @@ export async function startGatedServer(
       server.close();
       await e.close();
       await access.close();
+      if (!overrides.journalDir) rmSync(journalDir, { recursive: true, force: true });
     },
   };
 }
