@@ -17,6 +17,7 @@ const root = resolve(here, '../../src');
  */
 const FOLDER_ORDER = [
   'cli',
+  'bench',
   'index',
   'service',
   'http',
