@@ -6,7 +6,7 @@
 // decision-machine usage ...        requests, input tokens and price per organization and key
 // decision-machine decide CAP [FILE] one decision without a server (see src/cli/decide.ts)
 // decision-machine fit FILE          fit decision heads on labelled examples (see src/cli/fit.ts)
-// decision-machine bench [...]       the throughput sweep: settings x load -> decisions/s, latency (see src/cli/bench.ts)
+// decision-machine bench [...]       the throughput sweep: decisions/s and latency per setting (src/cli/bench.ts)
 import { loadConfig, ENV, type Config } from './config.js';
 import { createLogger } from './log.js';
 import { modelsCommand } from './models/cli.js';

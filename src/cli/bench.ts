@@ -1,7 +1,7 @@
 // decision-machine bench [options]: the throughput sweep an operator runs on their own machine
 // (src/bench/). The table (or --output's format) goes to stdout, one progress line per row to
-// stderr. Exit status: 0 measured, 2 a usage error (the flag is named; nothing is loaded), 1 the
-// target could not be opened or reached.
+// stderr, the --svg chart to its file. Exit status: 0 measured, 2 a usage error (the flag is
+// named; nothing is loaded), 1 the target could not be opened or reached.
 import { writeFileSync } from 'node:fs';
 import { DEFAULTS, loadConfig } from '../config.js';
 import { BENCH_USAGE, parsePlan, UsageError } from '../bench/plan.js';
@@ -28,6 +28,8 @@ export async function benchCommand(args: string[]): Promise<number> {
   const sweep = await runSweep(plan, config, (line) => process.stderr.write(`${line}\n`));
   process.stdout.write(format(sweep, plan.output));
   if (plan.svg) writeFileSync(plan.svg, kneeChart(sweep.rows));
-  if (plan.p99Ms !== undefined) process.stdout.write(`\n${recommend(sweep.rows, plan.p99Ms)}`);
+  // After the table on stdout; on stderr when stdout carries a machine-readable format.
+  if (plan.p99Ms !== undefined)
+    (plan.output === 'md' ? process.stdout : process.stderr).write(`\n${recommend(sweep.rows, plan.p99Ms)}`);
   return 0;
 }
