@@ -23,6 +23,7 @@ export const BENCH_USAGE = `usage: decision-machine bench [options]   (every set
   --reuse               repeat 8 texts per row instead of a new text for every request
   --texts FILE          send the requests of FILE (JSONL of {"cap", "req"}) instead of generated ones
   --output md|json|csv|jsonl   stdout's format (default md)
+  --from FILE           measure nothing: write the sweep FILE holds (from --output json) as --output, --svg, --recommend ask
   --svg FILE            decisions/s against p99 latency per configuration
   --url URL             measure a running deployment (key from DM_KEY) instead of an in-process engine
   --pid PID             with --url: the deployment's process, for its CPU and memory
@@ -59,6 +60,8 @@ export interface Plan {
   /** The requests of --texts FILE, sent as written. */
   requests?: FileRequest[];
   output: Output;
+  /** --from: a sweep written before (--output json), to write out again instead of measuring. */
+  from?: string;
   svg?: string;
   url?: string;
   pid?: number;
@@ -84,6 +87,7 @@ const OPTIONS = {
   reuse: { type: 'boolean' },
   texts: { type: 'string' },
   output: { type: 'string' },
+  from: { type: 'string' },
   svg: { type: 'string' },
   url: { type: 'string' },
   pid: { type: 'string' },
@@ -105,6 +109,10 @@ export function parsePlan(args: string[], defaults: { slots: number; threads: nu
   }
   if (values.help) return 'help';
   const str = (name: keyof typeof OPTIONS) => values[name] as string | undefined;
+  if (values.from !== undefined) {
+    const measuring = Object.keys(values).find((k) => !['from', 'output', 'svg', 'recommend', 'p99-ms'].includes(k));
+    if (measuring) throw new UsageError(`--${measuring}`, 'measures a sweep; --from writes one measured before');
+  }
   const ints = (name: keyof typeof OPTIONS, min: number, max: number, fallback?: number[]) =>
     str(name) === undefined ? fallback : intList(`--${name}`, str(name)!, min, max);
   const one = (name: keyof typeof OPTIONS, min: number, fallback: number) => {
@@ -185,6 +193,7 @@ export function parsePlan(args: string[], defaults: { slots: number; threads: nu
     reuse: values.reuse === true,
     requests,
     output,
+    from: str('from'),
     svg: str('svg'),
     url: url?.replace(/\/+$/, ''),
     pid: str('pid') === undefined ? undefined : one('pid', 1, 0),

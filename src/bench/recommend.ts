@@ -13,10 +13,10 @@ export function recommend(rows: Row[], p99Ms: number): string {
   for (const candidates of workloads.values()) {
     const r0 = candidates[0]!;
     const shape = [
-      r0.batch !== null && `${r0.batch} text${r0.batch === 1 ? '' : 's'} per call`,
-      r0.questions !== null && `${r0.questions} questions`,
-      r0.labels !== null && `${r0.labels} labels`,
-      r0.textChars !== null && `${r0.textChars} characters`,
+      r0.batch !== null && `${plural(r0.batch, 'text')} per call`,
+      r0.questions !== null && plural(r0.questions, 'question'),
+      r0.labels !== null && plural(r0.labels, 'label'),
+      r0.textChars !== null && plural(r0.textChars, 'character'),
     ].filter(Boolean);
     lines.push(`- ${r0.capability}${shape.length ? ` (${shape.join(', ')})` : ''}:`);
     const fits = candidates.filter((r) => r.p99Ms.mean <= p99Ms && r.refused === 0 && r.errors === 0 && r.requests > 0);
@@ -27,9 +27,11 @@ export function recommend(rows: Row[], p99Ms: number): string {
     }
     const best = fits.reduce((a, b) => (b.decisionsPerSecond.mean > a.decisionsPerSecond.mean ? b : a));
     lines.push(
-      `  ${best.decisionsPerSecond.mean.toFixed(2)} decisions/s at p99 ${best.p99Ms.mean.toFixed(0)} ms with ${best.concurrency} client${best.concurrency === 1 ? '' : 's'} in flight`,
+      `  ${best.decisionsPerSecond.mean.toFixed(2)} decisions/s at p99 ${best.p99Ms.mean.toFixed(0)} ms with ${plural(best.concurrency, 'client')} in flight`,
     );
-    if (best.slots === null) lines.push('  (the deployment as it runs: its own DM_SLOTS and DM_THREADS)');
+    // A deployment at --url: its threads are unknown here, and its settings are what they are.
+    if (best.slots === null || best.threads === null)
+      lines.push('  (the deployment as it runs, with its own settings)');
     else {
       const queue = Math.max(0, best.concurrency - best.slots);
       lines.push(`  DM_SLOTS=${best.slots} DM_THREADS=${best.threads} DM_QUEUE=${queue}`);
@@ -37,3 +39,5 @@ export function recommend(rows: Row[], p99Ms: number): string {
   }
   return `${lines.join('\n')}\n`;
 }
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -13,6 +13,7 @@ import { serve } from '../http/uws.js';
 import { createLogger } from '../log.js';
 import { Metrics } from '../metrics.js';
 import { openService } from '../service.js';
+import type { Service } from '../http/routes.js';
 import type { Buckets } from './stats.js';
 
 export interface Target {
@@ -30,24 +31,44 @@ export interface Target {
   close(): Promise<void>;
 }
 
+/** A service opened in this process and served on a loopback port, as `decision-machine serve` serves it. */
+export interface InProcess {
+  url: string;
+  service: Service;
+  close(): Promise<void>;
+}
+
 /**
- * The service of `config`, in this process, behind the HTTP front, with queue places for every
- * client beyond the slots (so a row measures the slots, not refusals). Audio stays off.
+ * Opens the service of `config` (its port and log level as given: 0 and silent for a bench) behind
+ * the HTTP front, with the metrics of `decision-machine serve` (GET /metrics, slot waits).
  */
-export async function openInProcess(config: Config, maxConcurrency: number): Promise<Target> {
-  const settings = loadConfig(
-    {},
-    { ...config, port: 0, logLevel: 'silent', audio: 'off', queue: Math.max(0, maxConcurrency - config.slots) },
-  );
-  const service = await openService(settings);
+export async function serveInProcess(config: Config): Promise<InProcess> {
+  const service = await openService(config);
   const metrics = new Metrics(() => service.engine.stats());
   service.engine.onSlotWait = (seconds) => metrics.slotWait(seconds);
   const server = await serve(routes(service, new Gate({ metrics })), {
-    ...settings,
-    log: createLogger('silent'),
+    ...config,
+    log: createLogger(config.logLevel),
     metrics,
   });
-  const url = `http://127.0.0.1:${server.port}`;
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    service,
+    close: async () => {
+      server.close();
+      await service.engine.close();
+    },
+  };
+}
+
+/**
+ * The service of `config`, in this process, with queue places for every client beyond the slots
+ * (so a row measures the slots, not refusals). Audio stays off.
+ */
+export async function openInProcess(config: Config, maxConcurrency: number): Promise<Target> {
+  const queue = Math.max(0, maxConcurrency - config.slots);
+  const settings = loadConfig({}, { ...config, port: 0, logLevel: 'silent', audio: 'off', queue });
+  const { url, service, close } = await serveInProcess(settings);
   return {
     engine: 'decision-machine',
     url,
@@ -57,10 +78,7 @@ export async function openInProcess(config: Config, maxConcurrency: number): Pro
     model: service.engine.info.description,
     pid: process.pid,
     slotWaits: () => scrapeSlotWaits(url),
-    close: async () => {
-      server.close();
-      await service.engine.close();
-    },
+    close,
   };
 }
 

@@ -5,18 +5,7 @@
 // user's own requests instead: JSONL lines of `{"cap": CAPABILITY, "req": BODY}` (the shape of
 // `decision-machine fit`'s file and of the evaluation sets; other keys, such as `expect`, are ignored).
 import { readFileSync } from 'node:fs';
-
-/** mulberry32: a small, fast 32-bit generator; uniform in [0, 1). */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { uniform } from '../heads/random.js';
 
 const NAMES = ['Maria Lopez', 'Jon Berg', 'Aiko Tanaka', 'Omar Haddad', 'Lena Fischer', 'Raj Patel', 'Eva Novak'];
 const PLACES = ['Lisbon', 'Oslo', 'Osaka', 'Cairo', 'Munich', 'Pune', 'Prague', 'Leeds', 'Quito', 'Perth'];
@@ -45,7 +34,7 @@ export class TextGenerator {
   private readonly random: () => number;
 
   constructor(seed: number) {
-    this.random = seeded(seed);
+    this.random = uniform(seed);
   }
 
   next(chars: number): string {
