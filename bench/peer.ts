@@ -4,18 +4,18 @@
 // the development set with short texts, called alternately (so shared-CPU noise hits both alike),
 // with the same slots, threads, context and batch. Prints p50 latency and accuracy of both, the
 // ratio of the p50s and the median of the per-item ratios (each item timed on both sides back to
-// back, so it moves less with the machine's load); writes bench/results/peer.json and docs/peer.svg.
+// back, so it moves less with the machine's load); writes its run into bench/results/peer.json and
+// docs/peer.svg.
 //
 //   node dist/bench/peer.js [--items 40] [--port 18600] [--eval ../shared/eval] [--min-chars 150] [--max-chars 450]
-import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
-import { openService } from '../src/service.js';
-import { routes } from '../src/http/routes.js';
-import { serve } from '../src/http/uws.js';
-import { createLogger } from '../src/log.js';
 import { resolveModel } from '../src/models/store.js';
+import { percentile } from '../src/bench/stats.js';
+import { serveInProcess } from '../src/bench/target.js';
+import { recordRun } from './harness.js';
 import { ensureLlamaServer, startLlamaServer } from '../src/bench/llama-server.js';
 import { completionBody, peerDecision, peerMessages, renderPrompt, type Labels } from '../src/bench/peer.js';
 
@@ -72,9 +72,9 @@ function items(cap: Item['cap'], count: number): Item[] {
 const peerBin = ensureLlamaServer();
 const config = loadConfig(process.env, { port: port + 1, logLevel: 'silent' });
 const modelPath = await resolveModel(config.model, { path: config.modelPath });
-const service = await openService({ ...config, modelPath });
-const server = await serve(routes(service), { ...config, log: createLogger('silent') });
-const serviceUrl = `http://127.0.0.1:${server.port}/v1/decision-machine-1`;
+const server = await serveInProcess({ ...config, modelPath });
+const { service } = server;
+const serviceUrl = `${server.url}/v1/decision-machine-1`;
 
 // The peer: same file, same slots x threads, context and batch.
 const peer = await startLlamaServer(peerBin, {
@@ -112,7 +112,7 @@ async function askPeer(item: Item, prompt: string): Promise<{ ms: number; got: s
   return { ms: performance.now() - started, got: peerDecision(item.cap, top, item.req.labels) };
 }
 
-const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const p50 = (xs: number[]) => percentile(xs, 50);
 const report: Record<string, unknown> = {
   model: service.engine.info.description,
   modelPath,
@@ -163,8 +163,7 @@ try {
   }
 } finally {
   peer.stop();
-  server.close();
-  await service.engine.close();
+  await server.close();
 }
 report.capabilities = rows;
 
@@ -177,8 +176,7 @@ for (const r of rows)
   console.log(
     `| ${r.cap} | ${r.n} | ${r.service.p50Ms.toFixed(0)} ms | ${r.peer.p50Ms.toFixed(0)} ms | ${r.ratio.toFixed(2)}x | ${r.pairedRatio.toFixed(2)}x | ${pct(r.service.accuracy)} | ${pct(r.peer.accuracy)} |`,
   );
-mkdirSync(`${root}bench/results`, { recursive: true });
-writeFileSync(`${root}bench/results/peer.json`, `${JSON.stringify(report, null, 2)}\n`);
+recordRun('peer', report);
 writeFileSync(`${root}docs/peer.svg`, chart(rows));
 
 /** Grouped bars: p50 latency of both per capability, accuracy written on each bar. */
