@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { percentile } from '../src/bench/stats.js';
 import { serveInProcess } from '../src/bench/target.js';
-import { recordRun, ticket as text } from './harness.js';
+import { recordRun, ticket as text, TICKET_SCHEMA } from './harness.js';
 
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '8' }, batch: { type: 'string', default: '8' } },
@@ -67,14 +67,8 @@ const labels = (n: number) =>
   ].slice(0, n);
 const scale = ['not urgent', 'low', 'medium', 'high', 'critical'];
 const TICKET = {
-  type: 'object',
-  properties: {
-    customer: { type: 'string' },
-    city: { type: 'string' },
-    amount: { type: 'number', description: 'invoice amount in EUR' },
-    refund_requested: { type: 'boolean' },
-    channel: { type: 'string', enum: ['email', 'phone', 'chat'] },
-  },
+  ...TICKET_SCHEMA,
+  properties: { ...TICKET_SCHEMA.properties, channel: { type: 'string', enum: ['email', 'phone', 'chat'] } },
 };
 const table: Record<string, number> = {};
 table['yes-no (1 statement)'] = await measure('yes-no', (i) => ({

@@ -46,6 +46,17 @@ export function ticket(i: number, length = 300): string {
   return s.repeat(Math.ceil(length / s.length)).slice(0, length);
 }
 
+/** The fields a ticket's text holds, as an extract schema. */
+export const TICKET_SCHEMA = {
+  type: 'object',
+  properties: {
+    customer: { type: 'string' },
+    city: { type: 'string' },
+    amount: { type: 'number', description: 'invoice amount in EUR' },
+    refund_requested: { type: 'boolean' },
+  },
+};
+
 /**
  * Writes `report` as the run of this command line in bench/results/NAME.json, beside the runs of
  * other command lines (a file from before runs were kept is kept whole as the run "earlier").

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { percentile } from '../src/bench/stats.js';
 import { serveInProcess } from '../src/bench/target.js';
-import { recordRun, ticket } from './harness.js';
+import { recordRun, ticket, TICKET_SCHEMA } from './harness.js';
 
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '10' }, port: { type: 'string', default: '18610' } },
@@ -25,20 +25,11 @@ const base = `${server.url}/v1/decision-machine-1`;
 const text = (i: number) => ticket(i);
 
 const LABELS = ['billing', 'refund request', 'technical problem', 'account access', 'complaint'];
-const TICKET = {
-  type: 'object',
-  properties: {
-    customer: { type: 'string' },
-    city: { type: 'string' },
-    amount: { type: 'number', description: 'invoice amount in EUR' },
-    refund_requested: { type: 'boolean' },
-  },
-};
 const ask: Record<string, (t: string) => unknown> = {
   classify: (t) => ({ text: t, labels: LABELS }),
   'yes-no': (t) => ({ text: t, statement: 'The customer wants money back.' }),
   answer: (t) => ({ text: t, question: 'Where is the customer from?' }),
-  extract: (t) => ({ text: t, schema: TICKET }),
+  extract: (t) => ({ text: t, schema: TICKET_SCHEMA }),
 };
 
 interface Cost {
