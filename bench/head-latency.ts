@@ -1,4 +1,4 @@
-// What a fitted head costs a request (issue 45: at most 5% slower at p50): the same requests
+// What a fitted head costs a request (the bound: at most 5% slower at p50): the same requests
 // through the regular route, zero-shot and decided by a head fitted on the decision, side by side,
 // alternating per request, on one engine. The heads are fitted on a few training examples per
 // outcome (bench/training-data.ts) into a SQLite store in a temporary folder.
