@@ -1,6 +1,7 @@
 // `decision-machine bench` arguments -> a Plan: every setting a comma list (the sweep measures
 // their cross product), checked before anything is loaded. A bad argument throws a UsageError
 // naming its flag; the command prints it and exits 2.
+import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { MAX_DECISIONS, MAX_ITEMS } from '../api/common.js';
 import { readRequests, type FileRequest } from './texts.js';
@@ -19,7 +20,7 @@ export const BENCH_USAGE = `usage: decision-machine bench [options]   (every set
   --requests N | --duration S   per repetition (default --requests 16)
   --warmup N            requests before each row, not measured (default 4)
   --repetitions N       measured runs of each row; figures are their mean ± sd (default 3)
-  --seed N              seed of the generated texts (default 1)
+  --seed N              seed of the generated texts (default: a new one each run, written in the output)
   --reuse               repeat 8 texts per row instead of a new text for every request
   --texts FILE          send the requests of FILE (JSONL of {"cap", "req"}) instead of generated ones
   --output md|json|csv|jsonl   stdout's format (default md)
@@ -189,7 +190,8 @@ export function parsePlan(args: string[], defaults: { slots: number; threads: nu
     stop: duration !== undefined ? { seconds: Number(duration) } : { requests: one('requests', 1, 16) },
     warmup: one('warmup', 0, 4),
     repetitions: one('repetitions', 1, 3),
-    seed: one('seed', 0, 1),
+    // A new seed each run: a deployment's prompt cache still holds the texts of the last run.
+    seed: one('seed', 0, randomInt(2 ** 31)),
     reuse: values.reuse === true,
     requests,
     output,

@@ -62,7 +62,7 @@ function markdown(sweep: Sweep): string {
   lines.push(
     '',
     `${sweep.model}; ${m.cpus} CPUs (${m.cpuModel}), load average ${m.loadAverageAtStart.join(' ')} at the start; ` +
-      `${reps} repetition${reps === 1 ? '' : 's'} per row; ${sweep.note}; ${sweep.date}`,
+      `${reps} repetition${reps === 1 ? '' : 's'} per row; texts of seed ${sweep.seed}; ${sweep.note}; ${sweep.date}`,
   );
   return `${lines.join('\n')}\n`;
 }

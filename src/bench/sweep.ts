@@ -45,6 +45,8 @@ export interface Sweep {
   command: string;
   machine: { cpus: number; cpuModel: string; loadAverageAtStart: number[]; node: string };
   model: string;
+  /** Of the generated texts: --seed repeats them. */
+  seed: number;
   /** How the in-process engine differs from a deployment's settings. */
   note: string;
   rows: Row[];
@@ -64,6 +66,7 @@ export async function runSweep(plan: Plan, config: Config, progress: (line: stri
       node: process.version,
     },
     model: '',
+    seed: plan.seed,
     note: plan.url
       ? `the deployment at ${plan.url} with its own settings`
       : 'in process: the service behind its HTTP front on loopback, queue places for every client beyond the slots, audio off; the clients share its process and CPU',

@@ -52,6 +52,7 @@ const sweep: Sweep = {
   command: 'decision-machine bench --slots 1,2 --threads 1,2 --concurrency 1,4',
   machine: { cpus: 2, cpuModel: 'AMD EPYC', loadAverageAtStart: [0.05, 0.1, 0.1], node: 'v20' },
   model: 'qwen2 1.5B Q4_K - Medium',
+  seed: 7,
   note: 'in process',
   rows: [
     row(1, 2, 1, 1.4, 800),
@@ -69,6 +70,7 @@ t.test('the table of a saved sweep and the best setting within the bound', async
   const run = bench('--from', file, '--recommend', '--p99-ms', '2600');
   t.equal(run.status, 0, run.stderr);
   t.match(run.stdout, /\| yes-no \| 2 \| 1 \| 4 \| 1 \| 1 \| 300 \| - \| 1\.70 ± 0\.17 \|/);
+  t.match(run.stdout, /texts of seed 7/, 'the seed under the table');
   t.match(
     run.stdout,
     /- yes-no \(1 text per call, 1 question, 300 characters\):\n  1\.70 decisions\/s at p99 2500 ms with 4 clients in flight\n  DM_SLOTS=2 DM_THREADS=1 DM_QUEUE=2\n/,
