@@ -4,6 +4,7 @@
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { MAX_DECISIONS, MAX_ITEMS } from '../api/common.js';
+import type { Stop } from './load.js';
 import { readRequests, type FileRequest } from './texts.js';
 import { DEFAULT_QUESTIONS, USES, WORKLOADS, type Workload } from './workloads.js';
 
@@ -53,7 +54,7 @@ export interface Plan {
   questions?: number[];
   textChars: number[];
   labels: number[];
-  stop: { requests: number } | { seconds: number };
+  stop: Stop;
   warmup: number;
   repetitions: number;
   seed: number;

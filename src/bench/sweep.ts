@@ -81,11 +81,12 @@ export async function runSweep(plan: Plan, config: Config, progress: (line: stri
     const service = plan.url
       ? await reach(plan.url, process.env.DM_KEY, plan.pid)
       : await openInProcess({ ...config, slots: slots!, threads: threads! }, maxConcurrency);
-    const peer = plan.peer ? await openPeer(config, slots!, threads!) : undefined;
     sweep.model = service.model;
+    let peer: Target | undefined;
     try {
+      if (plan.peer) peer = await openPeer(config, slots!, threads!);
       for (const setting of settingsOf(plan, service.slots, service.threads)) {
-        const targets = peer && PEER_CAPABILITIES.includes(setting.capability) ? [service, peer] : [service];
+        const targets: Target[] = peer && PEER_CAPABILITIES.includes(setting.capability) ? [service, peer] : [service];
         const requests = new RequestSource(plan, setting, texts);
         const warm = requests.repetition();
         for (const target of targets)
