@@ -17,8 +17,8 @@ const root = resolve(here, '../../src');
  */
 const FOLDER_ORDER = [
   'cli',
-  'bench',
   'index',
+  'bench',
   'service',
   'http',
   'heads',
