@@ -64,8 +64,10 @@ export const TICKET_SCHEMA = {
 export function recordRun(name: string, report: object): void {
   mkdirSync(RESULTS, { recursive: true });
   const file = `${RESULTS}${name}.json`;
-  const old = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { runs?: Record<string, unknown> }) : {};
-  const runs = old.runs ?? (existsSync(file) ? { earlier: old } : {});
+  const old = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { runs?: unknown }) : undefined;
+  // A file of runs has an object `runs`; in a report from before, `runs` was a count.
+  const kept = old?.runs !== null && typeof old?.runs === 'object' && !Array.isArray(old.runs);
+  const runs = (kept ? old!.runs : old === undefined ? {} : { earlier: old }) as Record<string, unknown>;
   const args = process.argv.slice(2).join(' ');
   runs[args || 'defaults'] = {
     date: new Date().toISOString(),
