@@ -1,45 +1,24 @@
 // Latency of every capability through HTTP on 300-character texts that differ from run to run
 // (so only instructions are cached), classify with 2 vs 20 labels, a 20,000- vs a 1,000-character
-// text, and a batch of texts against single calls. Prints a table, writes bench/results/capabilities.json.
+// text, and a batch of texts against single calls. Prints a table, writes its run into
+// bench/results/capabilities.json.
 //
 //   node dist/bench/capabilities.js [--runs 8]
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
-import { openService } from '../src/service.js';
-import { routes } from '../src/http/routes.js';
-import { serve } from '../src/http/uws.js';
-import { createLogger } from '../src/log.js';
+import { percentile } from '../src/bench/stats.js';
+import { serveInProcess } from '../src/bench/target.js';
+import { recordRun, ticket as text, TICKET_SCHEMA } from './harness.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '8' }, batch: { type: 'string', default: '8' } },
 });
 const runs = Number(values.runs);
 
 const config = loadConfig(process.env, { port: 0, logLevel: 'silent' });
-const service = await openService(config);
-const server = await serve(routes(service), { ...config, log: createLogger('silent') });
-const base = `http://127.0.0.1:${server.port}/v1/decision-machine-1`;
-
-const NAMES = [
-  'Maria Lopez',
-  'Jon Berg',
-  'Aiko Tanaka',
-  'Omar Haddad',
-  'Lena Fischer',
-  'Raj Patel',
-  'Eva Novak',
-  'Tom Reed',
-];
-const CITIES = ['Lisbon', 'Oslo', 'Osaka', 'Cairo', 'Munich', 'Pune', 'Prague', 'Leeds'];
-function text(i: number, length = 300): string {
-  const n = NAMES[i % NAMES.length]!;
-  const c = CITIES[i % CITIES.length]!;
-  const s = `Ticket ${4000 + i}: ${n} from ${c} reports that the invoice of ${100 + i * 7} EUR was charged twice on day ${(i % 27) + 1}. She asks for a refund within ${5 + (i % 9)} days and says the support line never answered. The account was opened in ${2010 + (i % 12)}. `;
-  return s.repeat(Math.ceil(length / s.length)).slice(0, length);
-}
+const server = await serveInProcess(config);
+const { service } = server;
+const base = `${server.url}/v1/decision-machine-1`;
 
 async function call(capability: string, body: unknown): Promise<number> {
   const started = performance.now();
@@ -53,7 +32,7 @@ async function call(capability: string, body: unknown): Promise<number> {
   return performance.now() - started;
 }
 
-const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const p50 = (xs: number[]) => percentile(xs, 50);
 // Every call of the bench gets a text no earlier call had, so no row reads another row's text.
 let nextText = 0;
 async function measure(capability: string, body: (i: number) => unknown, n = runs, warm = 2): Promise<number> {
@@ -88,14 +67,8 @@ const labels = (n: number) =>
   ].slice(0, n);
 const scale = ['not urgent', 'low', 'medium', 'high', 'critical'];
 const TICKET = {
-  type: 'object',
-  properties: {
-    customer: { type: 'string' },
-    city: { type: 'string' },
-    amount: { type: 'number', description: 'invoice amount in EUR' },
-    refund_requested: { type: 'boolean' },
-    channel: { type: 'string', enum: ['email', 'phone', 'chat'] },
-  },
+  ...TICKET_SCHEMA,
+  properties: { ...TICKET_SCHEMA.properties, channel: { type: 'string', enum: ['email', 'phone', 'chat'] } },
 };
 const table: Record<string, number> = {};
 table['yes-no (1 statement)'] = await measure('yes-no', (i) => ({
@@ -143,8 +116,7 @@ started = performance.now();
 await call('classify', { texts: fresh(), labels: labels(5) });
 const batchMs = (performance.now() - started) / batch;
 
-server.close();
-await service.engine.close();
+await server.close();
 
 const report = {
   model: service.engine.info.description,
@@ -164,5 +136,4 @@ console.log(`| answer 20,000 / 1,000 characters | ${report.ratios.answer20kTo1k.
 console.log(
   `| classify, ${batch} texts in one call vs one by one: throughput | ${report.ratios.batchThroughputGain.toFixed(2)}x |`,
 );
-mkdirSync(`${root}bench/results`, { recursive: true });
-writeFileSync(`${root}bench/results/capabilities.json`, `${JSON.stringify(report, null, 2)}\n`);
+recordRun('capabilities', report);

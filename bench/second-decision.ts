@@ -3,61 +3,33 @@
 // answer -> extract on one fresh text against one classify. A yes-no on a fresh text is measured
 // alongside, so the gain of having read the text once shows. Every run uses new texts (only the
 // instructions can be cached). Each call is timed on the wall clock and in CPU time of this process
-// (the slots' threads included), which shared-CPU load barely moves. Prints a table and writes
-// bench/results/second-decision.json.
+// (the slots' threads included), which shared-CPU load barely moves. Prints a table and writes its
+// run into bench/results/second-decision.json.
 //
 //   node dist/bench/second-decision.js [--runs 10] [--port 18610]
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
-import { openService } from '../src/service.js';
-import { routes } from '../src/http/routes.js';
-import { serve } from '../src/http/uws.js';
-import { createLogger } from '../src/log.js';
+import { percentile } from '../src/bench/stats.js';
+import { serveInProcess } from '../src/bench/target.js';
+import { recordRun, ticket, TICKET_SCHEMA } from './harness.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '10' }, port: { type: 'string', default: '18610' } },
 });
 const runs = Number(values.runs);
 
 const config = loadConfig(process.env, { port: Number(values.port), logLevel: 'silent' });
-const service = await openService(config);
-const server = await serve(routes(service), { ...config, log: createLogger('silent') });
-const base = `http://127.0.0.1:${server.port}/v1/decision-machine-1`;
-
-const NAMES = [
-  'Maria Lopez',
-  'Jon Berg',
-  'Aiko Tanaka',
-  'Omar Haddad',
-  'Lena Fischer',
-  'Raj Patel',
-  'Eva Novak',
-  'Tom Reed',
-];
-const CITIES = ['Lisbon', 'Oslo', 'Osaka', 'Cairo', 'Munich', 'Pune', 'Prague', 'Leeds'];
-function text(i: number): string {
-  const s = `Ticket ${4000 + i}: ${NAMES[i % NAMES.length]} from ${CITIES[i % CITIES.length]} reports that the invoice of ${100 + i * 7} EUR was charged twice on day ${(i % 27) + 1}. She asks for a refund within ${5 + (i % 9)} days and says the support line never answered. The account was opened in ${2010 + (i % 12)}. `;
-  return s.repeat(2).slice(0, 300);
-}
+const server = await serveInProcess(config);
+const { service } = server;
+const base = `${server.url}/v1/decision-machine-1`;
+const text = (i: number) => ticket(i);
 
 const LABELS = ['billing', 'refund request', 'technical problem', 'account access', 'complaint'];
-const TICKET = {
-  type: 'object',
-  properties: {
-    customer: { type: 'string' },
-    city: { type: 'string' },
-    amount: { type: 'number', description: 'invoice amount in EUR' },
-    refund_requested: { type: 'boolean' },
-  },
-};
 const ask: Record<string, (t: string) => unknown> = {
   classify: (t) => ({ text: t, labels: LABELS }),
   'yes-no': (t) => ({ text: t, statement: 'The customer wants money back.' }),
   answer: (t) => ({ text: t, question: 'Where is the customer from?' }),
-  extract: (t) => ({ text: t, schema: TICKET }),
+  extract: (t) => ({ text: t, schema: TICKET_SCHEMA }),
 };
 
 interface Cost {
@@ -81,8 +53,16 @@ async function call(capability: string, t: string): Promise<Cost> {
 
 const sum = (a: Cost, b: Cost): Cost => ({ ms: a.ms + b.ms, cpuMs: a.cpuMs + b.cpuMs });
 const p50 = (xs: Cost[]): Cost => {
-  const mid = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
-  return { ms: mid(xs.map((x) => x.ms)), cpuMs: mid(xs.map((x) => x.cpuMs)) };
+  return {
+    ms: percentile(
+      xs.map((x) => x.ms),
+      50,
+    ),
+    cpuMs: percentile(
+      xs.map((x) => x.cpuMs),
+      50,
+    ),
+  };
 };
 const ratio = (a: Cost, b: Cost): Cost => ({ ms: a.ms / b.ms, cpuMs: a.cpuMs / b.cpuMs });
 
@@ -103,8 +83,7 @@ for (let i = 0; i < runs; i++) {
   for (const cap of ['classify', 'yes-no', 'answer', 'extract']) total = sum(total, await call(cap, other));
   pipeline.push(total);
 }
-server.close();
-await service.engine.close();
+await server.close();
 
 const p = {
   classifyFresh: p50(first),
@@ -134,5 +113,4 @@ console.log(`| classify -> yes-no -> answer -> extract, one text | ${ms(p.pipeli
 console.log(`| second / first (target <= 0.35) | ${x(report.ratios.secondToFirst)} |`);
 console.log(`| yes-no after classify / yes-no fresh | ${x(report.ratios.yesNoAfterClassifyToFresh)} |`);
 console.log(`| pipeline / one classify (target <= 2.0) | ${x(report.ratios.pipelineToOneClassify)} |`);
-mkdirSync(`${root}bench/results`, { recursive: true });
-writeFileSync(`${root}bench/results/second-decision.json`, `${JSON.stringify(report, null, 2)}\n`);
+recordRun('second-decision', report);

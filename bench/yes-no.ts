@@ -1,18 +1,17 @@
 // yes-no benchmark: HTTP latency (p50/p95) on 300-character texts, the cost of extra statements,
 // prefill tokens/s through the addon next to llama.cpp's own llama-bench on the same model file
-// in the same run, and resident memory. Prints a table and writes bench/results/yes-no.json.
+// in the same run, and resident memory. Prints a table and writes its run into bench/results/yes-no.json.
 //
 //   node dist/bench/yes-no.js [--runs 30] [--model-path FILE]
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
-import { openService } from '../src/service.js';
-import { routes } from '../src/http/routes.js';
-import { serve } from '../src/http/uws.js';
-import { createLogger } from '../src/log.js';
 import { resolveModel } from '../src/models/store.js';
+import { percentile as pct } from '../src/bench/stats.js';
+import { serveInProcess } from '../src/bench/target.js';
+import { recordRun, update300 as text300 } from './harness.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
@@ -26,29 +25,11 @@ const config = loadConfig(process.env, {
   ...(values['model-path'] ? { modelPath: values['model-path'] } : {}),
 });
 const modelPath = await resolveModel(config.model, { path: config.modelPath });
-const service = await openService({ ...config, modelPath });
-const server = await serve(routes(service), { ...config, log: createLogger('silent') });
-const url = `http://127.0.0.1:${server.port}/v1/decision-machine-1/yes-no`;
+const server = await serveInProcess({ ...config, modelPath });
+const { service } = server;
+const url = `${server.url}/v1/decision-machine-1/yes-no`;
 
-// 300-character texts that differ from run to run, so nothing but the instructions is cached.
-const SUBJECTS = [
-  'invoice',
-  'shipment',
-  'contract',
-  'meeting',
-  'refund',
-  'ticket',
-  'order',
-  'report',
-  'flight',
-  'lease',
-];
-function text300(i: number): string {
-  const s = SUBJECTS[i % SUBJECTS.length]!;
-  const base = `Update ${i}: the ${s} for client ${1000 + i} was reviewed on day ${(i % 28) + 1}. The team confirmed the ${s} details, noted two open questions about dates and amounts, and agreed to send a summary to the client before Friday. No further action is needed from finance at this point. `;
-  return base.slice(0, 300);
-}
-
+// 300-character texts that differ from run to run (update300), so nothing but the instructions is cached.
 async function call(body: unknown): Promise<{ ms: number; tokens: number }> {
   const started = performance.now();
   const res = await fetch(url, {
@@ -60,9 +41,6 @@ async function call(body: unknown): Promise<{ ms: number; tokens: number }> {
   if (res.status !== 200) throw new Error(`status ${res.status}`);
   return { ms: performance.now() - started, tokens: Number(res.headers.get('x-input-tokens')) };
 }
-
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 await call({ text: text300(999), statement: 'warm-up' }); // both slots load the instructions once
 await call({ text: text300(998), statement: 'warm-up' });
@@ -95,8 +73,7 @@ for (let i = 0; i < 5; i++) {
   prefill.push(r!.promptTokens / (r!.decodeMs / 1000));
 }
 const rssMb = process.memoryUsage().rss / 2 ** 20;
-server.close();
-await engine.close();
+await server.close();
 
 // The baseline: llama.cpp's llama-bench, built from the same sources, same file, same threads.
 const benchBin = `${root}build/llama-bench/llama-bench`;
@@ -151,5 +128,4 @@ row(
   'RSS / model file',
   `${rssMb.toFixed(0)} MB / ${modelMb.toFixed(0)} MB (+${report.memory.overModelMb.toFixed(0)} MB)`,
 );
-mkdirSync(`${root}bench/results`, { recursive: true });
-writeFileSync(`${root}bench/results/yes-no.json`, `${JSON.stringify(report, null, 2)}\n`);
+recordRun('yes-no', report);

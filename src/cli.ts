@@ -6,6 +6,7 @@
 // decision-machine usage ...        requests, input tokens and price per organization and key
 // decision-machine decide CAP [FILE] one decision without a server (see src/cli/decide.ts)
 // decision-machine fit FILE          fit decision heads on labelled examples (see src/cli/fit.ts)
+// decision-machine bench [...]       the throughput sweep: decisions/s and latency per setting (src/cli/bench.ts)
 import { loadConfig, ENV, type Config } from './config.js';
 import { createLogger } from './log.js';
 import { modelsCommand } from './models/cli.js';
@@ -19,6 +20,7 @@ import { headsCommand } from './heads/cli.js';
 import { redactUrl } from './store/store.js';
 import { decideCommand } from './cli/decide.js';
 import { fitCommand } from './cli/fit.js';
+import { benchCommand } from './cli/bench.js';
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -28,9 +30,10 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'usage') return usageCommand(rest);
   if (command === 'decide') return decideCommand(rest);
   if (command === 'fit') return fitCommand(rest);
+  if (command === 'bench') return benchCommand(rest);
   if (command === 'serve' || command === undefined) return runServer();
   process.stderr.write(
-    'usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | heads list|show|remove | usage [...] | decide CAPABILITY [FILE] | fit FILE\n',
+    'usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | heads list|show|remove | usage [...] | decide CAPABILITY [FILE] | fit FILE | bench [--help]\n',
   );
   return 2;
 }

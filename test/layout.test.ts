@@ -18,6 +18,7 @@ const root = resolve(here, '../../src');
 const FOLDER_ORDER = [
   'cli',
   'index',
+  'bench',
   'service',
   'http',
   'heads',

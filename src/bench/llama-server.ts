@@ -1,10 +1,15 @@
 // llama.cpp's own llama-server, for side-by-side benchmarks: built from the same vendored sources
 // as the addon with the same instruction sets (native/cpu-flags.cmake), into a cache folder, and
-// started on a loopback port. The first build takes several minutes; later calls reuse it.
+// started on a loopback port. The first build takes several minutes (its log on stderr); later
+// calls reuse it.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, openSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The package's root (this file runs as dist/src/bench/llama-server.js). */
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 export interface LlamaServerOptions {
   model: string;
@@ -17,6 +22,7 @@ export interface LlamaServerOptions {
 
 export interface LlamaServer {
   url: string;
+  pid: number;
   stop(): void;
 }
 
@@ -26,19 +32,20 @@ export function peerBuildDir(): string {
 }
 
 /** Path of llama-server, configured and built (niced, with no web UI and no TLS) when missing. */
-export function ensureLlamaServer(root: string): string {
+export function ensureLlamaServer(): string {
   const build = peerBuildDir();
   const bin = join(build, 'bin', 'llama-server');
   if (existsSync(bin)) return bin;
   mkdirSync(build, { recursive: true });
-  const run = (args: string[]) => execFileSync('nice', ['-n', '15', 'cmake', ...args], { cwd: root, stdio: 'inherit' });
+  const run = (args: string[]) =>
+    execFileSync('nice', ['-n', '15', 'cmake', ...args], { cwd: ROOT, stdio: ['ignore', 2, 2] });
   run([
     '-S',
-    join(root, 'native/vendor/llama.cpp'),
+    join(ROOT, 'native/vendor/llama.cpp'),
     '-B',
     build,
     '-C',
-    join(root, 'native/cpu-flags.cmake'),
+    join(ROOT, 'native/cpu-flags.cmake'),
     '-DCMAKE_BUILD_TYPE=Release',
     '-DBUILD_SHARED_LIBS=OFF',
     '-DLLAMA_BUILD_TESTS=OFF',
@@ -88,7 +95,7 @@ export async function startLlamaServer(bin: string, o: LlamaServerOptions): Prom
       (r) => r.status === 200,
       () => false,
     );
-    if (ok) return { url, stop };
+    if (ok) return { url, pid: child.pid!, stop };
     await new Promise((r) => setTimeout(r, 500));
   }
   stop();
