@@ -26,8 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULTS, loadConfig } from '../src/config.js';
 import { normalise } from '../src/decisions/distribution.js';
-import { Rate } from '../src/decisions/rate.js';
-import { READING_VERSION } from '../src/decisions/reading.js';
+import { Rate, RATE_READING_VERSION } from '../src/decisions/rate.js';
 import { Engine } from '../src/engine/engine.js';
 import { modelSha256 } from '../src/models/identity.js';
 import { resolveModel, storeOptions } from '../src/models/store.js';
@@ -74,7 +73,7 @@ const tolerance = new Map(asked.map((a) => [a.id, a.tol]));
 // What was read of each item: Item's fields, its hidden state holding LAYERS.length rows of dim per level.
 type Read = Item;
 const cache = new FeatureCache<Read>(
-  `rate-${model.slice(0, 12)}-L${LAYERS.join('_')}-r${READING_VERSION}`,
+  `rate-${model.slice(0, 12)}-L${LAYERS.join('_')}-r${RATE_READING_VERSION}`,
   (m) => m.z.length * LAYERS.length * m.dim,
 );
 const reads = cache.items;
@@ -276,7 +275,7 @@ if (ships) {
   writeFileSync(
     values.out,
     JSON.stringify(
-      { modelSha256: model, reading: READING_VERSION, layer, ...final.parameters(), temperature, provenance },
+      { modelSha256: model, reading: RATE_READING_VERSION, layer, ...final.parameters(), temperature, provenance },
       null,
       1,
     ) + '\n',

@@ -14,7 +14,7 @@ import { Heads } from './heads/heads.js';
 import { HeadDecisions } from './heads/apply.js';
 import { modelSha256 } from './models/identity.js';
 import { OptionReadout } from './decisions/option-readout.js';
-import { RATE_READOUT_FILE } from './decisions/rate.js';
+import { RATE_READING_VERSION, RATE_READOUT_FILE } from './decisions/rate.js';
 
 export const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   name: string;
@@ -45,7 +45,7 @@ export async function openService(
   const model = () => (sha256 ??= modelSha256(config));
   const heads = headStore && (await Heads.open(headStore, await model(), engine.hiddenSize, warn, storeMayBeAway));
   const readout = await OptionReadout.forModel(model);
-  const rateReadout = await OptionReadout.forModel(model, RATE_READOUT_FILE);
+  const rateReadout = await OptionReadout.forModel(model, RATE_READOUT_FILE, RATE_READING_VERSION);
   if (config.audio === 'off') return decisions(engine, heads, readout, rateReadout);
   await loadAudio(engine, config);
   return { ...decisions(engine, heads, readout, rateReadout), transcription: new Transcription(engine, config) };

@@ -23,7 +23,7 @@ export interface OptionReadoutData {
   v: number[];
   /** The scores' softmax temperature (1 when absent), fitted on labelled decisions the readout was not fitted on. */
   temperature?: number;
-  /** The version of the reading it was fitted on (reading.ts READING_VERSION; absent: 1). */
+  /** The version of the reading it was fitted on (absent: 1). */
   reading?: number;
   provenance: Record<string, unknown>;
 }
@@ -43,15 +43,17 @@ export class OptionReadout {
 
   /**
    * The shipped readout when there is one and it was fitted on this model (`sha256`, asked only
-   * when there is one: hashing a model given by path takes seconds) and on this reading of it.
+   * when there is one: hashing a model given by path takes seconds) and on the reading in use
+   * (`reading`: the version of the decision's reading, reading.ts or rate.ts).
    */
   static async forModel(
     sha256: () => Promise<string>,
     file: URL | string = OPTION_READOUT_FILE,
+    reading = READING_VERSION,
   ): Promise<OptionReadout | undefined> {
     if (!existsSync(file)) return undefined;
     const data = JSON.parse(readFileSync(file, 'utf8')) as OptionReadoutData;
-    if ((data.reading ?? 1) !== READING_VERSION) return undefined;
+    if ((data.reading ?? 1) !== reading) return undefined;
     return data.modelSha256 === (await sha256()) ? new OptionReadout(data) : undefined;
   }
 

@@ -1,15 +1,18 @@
 // rate: where a text sits on an ordered scale, from the log-probabilities of the model writing
-// each level's own words after the text's reading (reading.ts). The scale is numbered for
-// reference, but a level's number is not what is scored: descriptions with numbers of their own
-// ("7/10", a 1-10 scale) pull a written digit to the wrong level. A question, when the asker gives
-// one (System One's score instructions), is read with the scale.
+// each level's own words. The scale is numbered for reference, but a level's number is not what
+// is scored: descriptions with numbers of their own ("7/10", a 1-10 scale) pull a written digit
+// to the wrong level. The scale comes before the text, so it is cached across calls (read after
+// the text, as the other decisions read their options, it measured worse: docs/capabilities.md,
+// "One reading per decision"). A question, when the asker gives one (System One's score
+// instructions), is read after the text.
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { charsOf, type Billed } from './billing.js';
 import type { Cost } from './classify.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
-import { Reading } from './reading.js';
+import { Prompt } from './prompt.js';
 import { shaped, textsOf } from './texts.js';
+import { Reader } from './windows.js';
 import type { Learned } from './learned.js';
 import { optionsJob, type OptionReadout } from './option-readout.js';
 import type { Static } from '@sinclair/typebox';
@@ -20,24 +23,23 @@ export type RateResult = Static<typeof RateResultSchema>;
 
 /** The shipped readout of rate over the levels (bench/rate-readout.ts), read by OptionReadout.forModel. */
 export const RATE_READOUT_FILE = new URL('../../../src/decisions/readouts/rate.json', import.meta.url);
+/** The version of rate's reading, which what is fitted on it records (its readout). */
+export const RATE_READING_VERSION = 1;
 
-/** How a rating is asked beyond its scale. */
-export interface Asked {
-  /** The asker's question, read with the scale (System One's instructions). */
-  question?: string;
-  /** Each text's first reading (`branch` after the reading's prefix, `options`), when the caller scored it. */
-  first?: ArrayLike<number>[];
-}
+const SYSTEM = 'You rate texts on a scale. Reply with the level that fits best, nothing else.';
+const ASK = 'Which level of the scale fits the text? Reply with its words, not its number.';
 
 export class Rate {
-  private readonly reading: Reading;
+  private readonly prompt: Prompt;
+  private readonly reader: Reader;
 
   constructor(
     private readonly engine: Engine,
     private readonly heads?: Learned,
     private readonly readout?: OptionReadout,
   ) {
-    this.reading = new Reading(engine);
+    this.prompt = new Prompt(engine, SYSTEM);
+    this.reader = new Reader(engine);
   }
 
   async run(input: RateInput, signal?: AbortSignal): Promise<Billed<RateResult | { results: RateResult[] }>> {
@@ -53,107 +55,82 @@ export class Rate {
     return { body: shaped(results, list), inputChars, inputTokens: cost.reduce((n, c) => n + c.promptTokens, 0) };
   }
 
-  /** The branch that shows `scale` after the reading's prefix and asks for a level. */
-  branch(scale: string[], question?: string): Int32Array {
-    const numbered = scale.map((s, i) => `${i}: ${s}`).join('\n');
-    return this.reading.branch(
-      `Scale from 0 (lowest) to ${scale.length - 1} (highest):\n${numbered}\n\n` +
-        'Which level of the scale fits the text? Reply with its words, not its number.',
-      question,
-    );
-  }
-
-  /** The options the branch scores: each level's words, cut where they are told apart. */
-  options(scale: string[]): Int32Array[] {
-    return this.reading.prompt.choices(scale);
-  }
-
   /**
    * Rates every text with `score` (the engine's, or a session's): the zero-shot reading, read again
-   * by the trained readout when there is one. `cost`: what each text's reading took, the first
-   * reading aside when the caller gave it.
+   * by the trained readout when there is one; `question`: the asker's own, read after the text.
    */
   async rated(
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
     texts: string[],
     scale: string[],
-    asked: Asked = {},
+    question?: string,
   ): Promise<{ results: RateResult[]; cost: Cost[] }> {
-    if (!this.readout) {
-      const { z, cost } = await this.zeroShot(score, texts, scale, asked);
-      return { results: z.map((zi) => rated(scale, normalise(zi))), cost };
+    if (this.readout) {
+      const readout = this.readout;
+      const { z, first, read } = await this.levelReadings(score, texts, scale, [readout.layer], question);
+      return {
+        results: z.map((zi, i) => rated(scale, normalise(readout.scores(zi, read[i]!)))),
+        cost: first.map((r, i) => ({
+          promptTokens: r.promptTokens + read[i]!.promptTokens,
+          decodeMs: r.decodeMs + read[i]!.decodeMs,
+        })),
+      };
     }
-    const readout = this.readout;
-    const { z, read, cost } = await this.levelReadings(score, texts, scale, [readout.layer], asked);
-    return { results: z.map((zi, i) => rated(scale, normalise(readout.scores(zi, read[i]!)))), cost };
+    const scored = await score(texts.map((text) => this.job(text, scale, question)));
+    return {
+      results: scored.map((r) => rated(scale, normalise(this.zeroShot(r, scale)))),
+      cost: scored.map((r) => ({ promptTokens: r.promptTokens, decodeMs: r.decodeMs })),
+    };
   }
 
-  /** The levels' calibrated log-probabilities (up to a constant) per text: the zero-shot reading. */
-  private async zeroShot(
-    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
-    texts: string[],
-    scale: string[],
-    { question, first }: Asked,
-  ): Promise<{ z: number[][]; cost: Cost[] }> {
-    const scored = first ? undefined : await score(texts.map((text) => this.job(text, scale, question)));
+  /** The job that scores every level of `scale` for one text (a sample of it when it is long). */
+  job(text: string, scale: string[], question?: string): ScoreJob {
+    const numbered = scale.map((s, i) => `${i}: ${s}`).join('\n');
+    return {
+      prefix: this.prompt.prefix(
+        `Scale from 0 (lowest) to ${scale.length - 1} (highest):\n${numbered}\n\nText: ${this.reader.sample(text).text}\n\n`,
+      ),
+      branches: [this.prompt.branch(question === undefined ? ASK : `Question: ${question}\n${ASK}`)],
+      options: this.prompt.choices(scale),
+    };
+  }
+
+  /** The levels' calibrated log-probabilities (up to a constant): the zero-shot reading. */
+  private zeroShot(r: ScoreResult, scale: string[]): number[] {
     const t = temperature(calibration.rate, scale.length);
-    const rows = first ?? scored!.map((r) => r.logprobs);
-    return {
-      z: rows.map((row) => Array.from(row, (x) => x / t)),
-      cost: texts.map((_, i) => ({
-        promptTokens: scored?.[i]!.promptTokens ?? 0,
-        decodeMs: scored?.[i]!.decodeMs ?? 0,
-      })),
-    };
-  }
-
-  /** The job that scores every level of `scale` for one text. */
-  private job(text: string, scale: string[], question?: string): ScoreJob {
-    return {
-      prefix: this.reading.prefix(text),
-      branches: [this.branch(scale, question)],
-      options: this.options(scale),
-    };
+    return Array.from(r.logprobs, (x) => x / t);
   }
 
   /**
    * What a trained readout over the levels reads of each text (as Classify.optionReadings): the
    * zero-shot reading `z`, and per level, `layers`' hidden states after the level written out in
    * full and the log-probability that the reply ends there (`read`: optionsJob, one row per layer
-   * asked), read after the whole prompt (prefix and branch). bench/rate-readout.ts fits on these.
+   * asked). The zero-shot job's prefix ends one token short of its prompt, so the slot keeps all but
+   * that token for the second job. bench/rate-readout.ts fits on these.
    */
   async levelReadings(
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
     texts: string[],
     scale: string[],
     layers: number[],
-    asked: Asked = {},
-  ): Promise<{ z: number[][]; read: ScoreResult[]; cost: Cost[] }> {
-    const { z, cost } = await this.zeroShot(score, texts, scale, asked);
-    const branch = this.branch(scale, asked.question);
-    const levels = scale.map((s) => this.reading.prompt.option(s));
+    question?: string,
+  ): Promise<{ z: number[][]; first: ScoreResult[]; read: ScoreResult[] }> {
+    const wholes = texts.map((t) => {
+      const job = this.job(t, scale, question);
+      return { job, whole: Int32Array.from([...job.prefix, ...job.branches[0]!]) };
+    });
+    const first = await score(
+      wholes.map(({ job, whole }) => ({ ...job, prefix: whole.subarray(0, -1), branches: [whole.subarray(-1)] })),
+    );
+    const levels = scale.map((s) => this.prompt.option(s));
     const read = await score(
-      texts.map((text) => ({
-        ...optionsJob(concat(this.reading.prefix(text), branch), levels, this.reading.prompt.endOfTurn(), layers[0]!),
+      wholes.map(({ whole }) => ({
+        ...optionsJob(whole, levels, this.prompt.endOfTurn(), layers[0]!),
         hiddenLayers: layers,
       })),
     );
-    return {
-      z,
-      read,
-      cost: cost.map((c, i) => ({
-        promptTokens: c.promptTokens + read[i]!.promptTokens,
-        decodeMs: c.decodeMs + read[i]!.decodeMs,
-      })),
-    };
+    return { z: first.map((r) => this.zeroShot(r, scale)), first, read };
   }
-}
-
-function concat(a: Int32Array, b: Int32Array): Int32Array {
-  const out = new Int32Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }
 
 /** A text's place on the scale from the levels' probabilities. */

@@ -1,9 +1,10 @@
-// System One: named noul / choice / score questions over one state, answered with one prefill of
-// the state. Each question is the decision it asks: a noul is yes-no's (its criteria as when_true /
-// when_false), a choice classify's (the criteria as labels with their descriptions) and a score
-// rate's (the criteria as the scale), the instructions read as the question. They all read the
-// state's one reading (reading.ts), so the state is the shared prefix of one job and each question
-// a branch after it, and each gets the numbers its typed route gives for the same text. A
+// System One: named noul / choice / score questions over one state. Each question is the decision
+// it asks: a noul is yes-no's (its criteria as when_true / when_false), a choice classify's (the
+// criteria as labels with their descriptions) and a score rate's (the criteria as the scale), the
+// instructions read as the question, so each gets the numbers its typed route gives for the same
+// text. Nouls and choices read the state's shared reading (reading.ts): the state is the prefix of
+// one job and each of them a branch after it, so the state is prefilled once for all of them. A
+// score is read as rate reads, its scale before the state (a job of its own per state). A
 // question's branch and options depend only on that question, so an answer does not change with
 // the other questions of the request or their order (the options of the job are the union of every
 // question's, and each answer reads only its own).
@@ -13,7 +14,7 @@ import type { Content, Question } from '../api/systemone.js';
 import { charsOf, type Billed } from './billing.js';
 import type { Classify, ClassifyResult } from './classify.js';
 import type { Label } from './labels.js';
-import type { Rate, RateResult } from './rate.js';
+import type { Rate } from './rate.js';
 import { Reading } from './reading.js';
 import type { Hints, YesNo } from './yes-no.js';
 import type { Definition, Learned, LearnedDecision } from './learned.js';
@@ -31,14 +32,20 @@ export type SystemOneAnswer =
 
 export type Answers = Record<string, SystemOneAnswer>;
 
+/** A question's answers, one per state, and what reading them cost beyond the shared job. */
+interface Answered {
+  id: string;
+  answers: SystemOneAnswer[];
+  promptTokens: number;
+}
+
 /** What a noul asks when it has no instructions. */
 const BARE_NOUL = 'Is this true of the text?';
 
-/** A question as the decision it asks: one branch of the job and the options it reads. */
+/** A noul or a choice as the decision it asks: one branch of the shared job and the options it reads. */
 type Asked = { id: string; branch: Int32Array; options: Int32Array[] } & (
   | { type: 'noul'; question: Question & { type: 'noul' } }
   | { type: 'choice'; question: Question & { type: 'choice' }; labels: Label[]; instructions?: string }
-  | { type: 'score'; question: Question & { type: 'score' }; scale: string[]; instructions?: string }
 );
 
 export class SystemOne {
@@ -57,9 +64,9 @@ export class SystemOne {
     const texts = states.map(render);
     // A question whose decision has a fitted head is answered by it; the others are read as usual.
     const learned = await this.learned(questions, texts, (jobs) => this.engine.score(jobs, signal));
-    const asked = Object.entries(questions)
-      .filter(([id]) => !learned.has(id))
-      .map(([id, q]) => this.ask(id, q));
+    const open = Object.entries(questions).filter(([id]) => !learned.has(id));
+    const asked = open.flatMap(([id, q]) => (q.type === 'score' ? [] : [this.ask(id, q)]));
+    const scores = open.flatMap(([id, q]) => (q.type === 'score' ? [{ id, q }] : []));
     // The union of every question's options; each question keeps the indices of its own.
     const union = new Map<string, number>();
     const options: Int32Array[] = [];
@@ -76,17 +83,22 @@ export class SystemOne {
       options,
     }));
     const { read, promptTokens } = await this.engine.session(async (run) => {
-      const scored = await run.score(jobs);
+      const score = (js: ScoreJob[]) => run.score(js);
+      const [scored, rated] = await Promise.all([
+        score(jobs),
+        Promise.all(scores.map(({ id, q }) => this.rate(id, q, texts, score))),
+      ]);
       // Each question's rows, one per state, of its own options.
       const rows = (b: number) => scored.map((r) => picks[b]!.map((o) => r.logprobs[b * options.length + o]!));
-      const decided = await Promise.all(asked.map((a, b) => this.decide(a, rows(b), texts, (js) => run.score(js))));
+      const decided = await Promise.all(asked.map((a, b) => this.decide(a, rows(b), texts, score)));
+      const all = [...decided, ...rated];
       return {
-        read: decided.map((d) => d.answers),
-        promptTokens: scored.reduce((n, r) => n + r.promptTokens, 0) + decided.reduce((n, d) => n + d.promptTokens, 0),
+        read: new Map(all.map((d) => [d.id, d.answers])),
+        promptTokens: scored.reduce((n, r) => n + r.promptTokens, 0) + all.reduce((n, d) => n + d.promptTokens, 0),
       };
     }, signal);
     const body = texts.map((_, s) => {
-      const answered = new Map(asked.map((a, b) => [a.id, read[b]![s]!]));
+      const answered = new Map([...read].map(([id, answers]) => [id, answers[s]!]));
       return Object.fromEntries(
         Object.entries(questions).map(([id, q]) => {
           const l = learned.get(id);
@@ -99,8 +111,7 @@ export class SystemOne {
       body,
       inputChars:
         charsOf(texts) +
-        asked.reduce((n, a) => n + render(a.question.instructions ?? '').length + criteriaChars(a.question), 0) *
-          states.length,
+        open.reduce((n, [, q]) => n + render(q.instructions ?? '').length + criteriaChars(q), 0) * states.length,
       inputTokens: promptTokens + [...learned.values()].reduce((n, l) => n + l.promptTokens, 0),
       ...(heads.length > 0 ? { heads } : {}),
     };
@@ -122,8 +133,8 @@ export class SystemOne {
     return out;
   }
 
-  private ask(id: string, q: Question): Asked {
-    const { yesNo, classify, rate } = this.decisions;
+  private ask(id: string, q: Question & { type: 'noul' | 'choice' }): Asked {
+    const { yesNo, classify } = this.decisions;
     const instructions = q.instructions == null ? undefined : render(q.instructions);
     if (q.type === 'noul') {
       return {
@@ -134,27 +145,15 @@ export class SystemOne {
         options: yesNo.options,
       };
     }
-    if (q.type === 'choice') {
-      const labels = labelsOf(q);
-      return {
-        id,
-        type: 'choice',
-        question: q,
-        labels,
-        ...(instructions === undefined ? {} : { instructions }),
-        branch: classify.branch(labels, instructions),
-        options: classify.options(labels),
-      };
-    }
-    const scale = q.criteria.map(render);
+    const labels = labelsOf(q);
     return {
       id,
-      type: 'score',
+      type: 'choice',
       question: q,
-      scale,
+      labels,
       ...(instructions === undefined ? {} : { instructions }),
-      branch: rate.branch(scale, instructions),
-      options: rate.options(scale),
+      branch: classify.branch(labels, instructions),
+      options: classify.options(labels),
     };
   }
 
@@ -164,22 +163,31 @@ export class SystemOne {
     rows: number[][],
     texts: string[],
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
-  ): Promise<{ answers: SystemOneAnswer[]; promptTokens: number }> {
+  ): Promise<Answered> {
     if (a.type === 'noul') {
       return {
+        id: a.id,
         answers: rows.map((row) => ({ type: 'noul', noul: this.decisions.yesNo.probability(row) })),
         promptTokens: 0,
       };
     }
     const asked = { first: rows, ...(a.instructions === undefined ? {} : { question: a.instructions }) };
-    const { results, cost } =
-      a.type === 'choice'
-        ? await this.decisions.classify.classified(score, texts, a.labels, asked)
-        : await this.decisions.rate.rated(score, texts, a.scale, asked);
+    const { results, cost } = await this.decisions.classify.classified(score, texts, a.labels, asked);
+    return { id: a.id, answers: results.map(choiceAnswer), promptTokens: cost.reduce((n, c) => n + c.promptTokens, 0) };
+  }
+
+  /** A score's answer for each state, as rate decides it. */
+  private async rate(
+    id: string,
+    q: Question & { type: 'score' },
+    texts: string[],
+    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+  ): Promise<Answered> {
+    const instructions = q.instructions == null ? undefined : render(q.instructions);
+    const { results, cost } = await this.decisions.rate.rated(score, texts, q.criteria.map(render), instructions);
     return {
-      answers: results.map((r) =>
-        a.type === 'choice' ? choiceAnswer(r as ClassifyResult) : scoreAnswer(a.question, r as RateResult),
-      ),
+      id,
+      answers: results.map((r) => scoreOf(q, r.scores)),
       promptTokens: cost.reduce((n, c) => n + c.promptTokens, 0),
     };
   }
@@ -219,10 +227,6 @@ function learnedAnswer(q: Question, outcomes: string[], p: number[]): SystemOneA
 
 function choiceAnswer(r: ClassifyResult): SystemOneAnswer {
   return choiceOf(Object.entries(r.scores));
-}
-
-function scoreAnswer(q: Question & { type: 'score' }, r: RateResult): SystemOneAnswer {
-  return scoreOf(q, r.scores);
 }
 
 /** A choice answer from each option's probability, in the question's order. */

@@ -1,10 +1,11 @@
-// How a head reads a text: as the decision it stands for reads it (src/decisions/reading.ts), the
-// text's prefix and the decision's own branch (yes-no's statement with its hints, classify's
-// labels, rate's scale; a tree's leaves as one label list; verify as its route reads it), one job
-// per text. What is read at the answer position: the model's hidden state (the head's features)
-// and the log-probabilities of each outcome's first token (its zero-shot reading, the head's
-// offset). No option is decoded past its first token. A head records READING_VERSION, the version
-// of the reading it was fitted on: a head of another reading is not applied (heads.ts).
+// How a head reads a text: as the decision it stands for reads it, one job per text: the text's
+// shared reading (src/decisions/reading.ts) and the decision's own branch (yes-no's statement with
+// its hints, classify's labels, a tree's leaves as one label list); rate's job (its scale, then the
+// text) and verify's as their routes read them. What is read at the answer position: the model's
+// hidden state (the head's features) and the log-probabilities of each outcome's first token (its
+// zero-shot reading, the head's offset). No option is decoded past its first token. A head records
+// READING_VERSION, the version of the reading it was fitted on: a head of another reading is not
+// applied (heads.ts).
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { Classify } from '../decisions/classify.js';
@@ -22,6 +23,9 @@ const WORDS: Record<string, string[]> = { false: ['No', 'no'], true: ['Yes', 'ye
 
 // The layers whose hidden states a head reads (-1: the final state after the output norm).
 export const LAYERS = [-1];
+
+/** The decisions that read the text's shared reading (rate and verify read prompts of their own). */
+type Shared = Exclude<Definition, { capability: 'verify' | 'rate' }>;
 
 /** What a head reads of one text. */
 export interface Reading {
@@ -94,9 +98,11 @@ export class HeadReader {
     const jobs: ScoreJob[] =
       d.capability === 'verify'
         ? await this.verifyJobs(d.field, texts, values, read)
-        : await Promise.all(
-            texts.map(async (text) => ({ prefix: await this.prefix(d, text), branches: [this.branch(d)], ...read })),
-          );
+        : d.capability === 'rate'
+          ? texts.map((text) => ({ ...this.rate.job(text, d.scale), ...read }))
+          : await Promise.all(
+              texts.map(async (text) => ({ prefix: await this.prefix(d, text), branches: [this.branch(d)], ...read })),
+            );
     // An outcome's first token shared with others (labels "alarm_query" and "alarm_set") lends
     // each of them an equal part of its probability.
     const words = firsts.map((ts) => ts.map((t) => ({ option: tokens.indexOf(t), sharedBy: count.get(t)! })));
@@ -104,17 +110,16 @@ export class HeadReader {
   }
 
   /** The text as the decision reads it: yes-no's focused on its statement, the others' a sample. */
-  private prefix(d: Exclude<Definition, { capability: 'verify' }>, text: string): Promise<Int32Array> | Int32Array {
+  private prefix(d: Shared, text: string): Promise<Int32Array> | Int32Array {
     if (d.capability !== 'yes-no') return this.reading.prefix(text);
     return this.reading.reader.focus(text, [d.statement]).then((excerpt) => this.reading.prefix(text, excerpt));
   }
 
   /** The decision's own branch after the text. */
-  private branch(d: Exclude<Definition, { capability: 'verify' }>): Int32Array {
+  private branch(d: Shared): Int32Array {
     if (d.capability === 'yes-no') return this.yesNo.branch(d.statement, d);
     if (d.capability === 'classify') return this.classify.branch(d.labels);
-    if (d.capability === 'classify-tree') return this.classify.branch(treeLabels(d.tree));
-    return this.rate.branch(d.scale);
+    return this.classify.branch(treeLabels(d.tree));
   }
 
   /**

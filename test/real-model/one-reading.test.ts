@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import { Classify } from '../../src/decisions/classify.js';
 import { OptionReadout } from '../../src/decisions/option-readout.js';
-import { RATE_READOUT_FILE } from '../../src/decisions/rate.js';
+import { RATE_READING_VERSION, RATE_READOUT_FILE } from '../../src/decisions/rate.js';
 import { choiceConfidence, scoreConfidence } from '../../src/decisions/systemone.js';
 import { loadConfig } from '../../src/config.js';
 import { modelSha256 } from '../../src/models/identity.js';
@@ -19,6 +19,7 @@ const path = await testModelPath();
 const rateReadout = await OptionReadout.forModel(
   () => modelSha256({ ...loadConfig(), modelPath: path }),
   RATE_READOUT_FILE,
+  RATE_READING_VERSION,
 );
 const s = decisions(engine, undefined, undefined, rateReadout);
 
@@ -101,7 +102,7 @@ t.test('a score reads its question: a cancelled subscription is a higher churn r
   t.ok(cancelled! > praise! + 1, `expected levels ${cancelled} and ${praise}`);
 });
 
-t.test('the state is read once: one request costs its prefix once beside the three routes', async (t) => {
+t.test('a noul and a choice share the state: one request reads fewer tokens than the three routes', async (t) => {
   const one = await s.systemOne.run(TEXTS.slice(0, 1), QUESTIONS);
   const alone = await Promise.all([
     s.yesNo.run({ text: TEXTS[0]!, statement: 'x' }),

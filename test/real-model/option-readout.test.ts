@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decisions } from '../../src/service.js';
+import { READING_VERSION } from '../../src/decisions/reading.js';
 import { OptionReadout } from '../../src/decisions/option-readout.js';
 import { Classify } from '../../src/decisions/classify.js';
 import { labelsOf } from '../../src/decisions/labels.js';
@@ -57,13 +58,17 @@ t.test('classify decides through a readout, in the response shape it always has'
   t.ok(out.inputTokens > 0);
 });
 
-t.test('a readout file is read only for the model it was fitted on', async (t) => {
+t.test('a readout file is read only for the model and the reading it was fitted on', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'readout-'));
   t.teardown(() => rmSync(dir, { recursive: true }));
   const file = join(dir, 'options.json');
+  const earlier = join(dir, 'earlier.json');
   const v = Array.from({ length: engine.hiddenSize }, () => 0);
-  writeFileSync(file, JSON.stringify({ modelSha256: 'a'.repeat(64), layer: -1, a: 1, b: 0, v, provenance: {} }));
+  const data = { modelSha256: 'a'.repeat(64), layer: -1, a: 1, b: 0, v, provenance: {} };
+  writeFileSync(file, JSON.stringify({ ...data, reading: READING_VERSION }));
+  writeFileSync(earlier, JSON.stringify(data));
   t.ok(await OptionReadout.forModel(async () => 'a'.repeat(64), file));
   t.equal(await OptionReadout.forModel(async () => 'b'.repeat(64), file), undefined);
   t.equal(await OptionReadout.forModel(async () => 'a'.repeat(64), join(dir, 'none.json')), undefined);
+  t.equal(await OptionReadout.forModel(async () => 'a'.repeat(64), earlier), undefined, 'fitted on an earlier reading');
 });

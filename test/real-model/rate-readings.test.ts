@@ -3,7 +3,7 @@
 // after the whole prompt; the fit held at its anchor decides as rate ships; the shipped readout is
 // read for the model it was fitted on and rate decides through it.
 import t from 'tap';
-import { Rate, RATE_READOUT_FILE } from '../../src/decisions/rate.js';
+import { Rate, RATE_READING_VERSION, RATE_READOUT_FILE } from '../../src/decisions/rate.js';
 import { normalise } from '../../src/decisions/distribution.js';
 import { OptionReadout } from '../../src/decisions/option-readout.js';
 import { decisions } from '../../src/service.js';
@@ -60,6 +60,7 @@ t.test('the shipped readout is read for the default model and rate decides throu
   const readout = await OptionReadout.forModel(
     () => modelSha256({ model: loadConfig().model, modelPath: path }),
     RATE_READOUT_FILE,
+    RATE_READING_VERSION,
   );
   t.ok(readout, 'src/decisions/readouts/rate.json names the default model');
   t.equal(await OptionReadout.forModel(async () => '0'.repeat(64), RATE_READOUT_FILE), undefined);
