@@ -40,7 +40,7 @@ const decide = (args: string[], input?: string) => {
 
 t.test('a decision from stdin and from a file prints the route JSON, exit 0', async (t) => {
   const body = {
-    texts: ['The invoice was paid in full on March 3.', 'Payment is still outstanding.'],
+    texts: ['The invoice was paid in full on March 3.', 'The invoice has not been paid and is now overdue.'],
     statement: 'The invoice is unpaid.',
   };
   const http = await post(`${server.url}/v1/decision-machine-1/yes-no`, body);
