@@ -115,6 +115,7 @@ const byKind: Record<string, Tally> = { noul: tally(), choice: tally(), score: t
 const byDomain: Record<string, Tally> = {};
 const all = tally();
 const seconds: number[] = [];
+const answered: { id: string; answers: Record<string, Answer> }[] = [];
 for (const [n, c] of cases.entries()) {
   const started = performance.now();
   const res = await fetch(url, {
@@ -125,6 +126,7 @@ for (const [n, c] of cases.entries()) {
   if (!res.ok) throw new Error(`${c.id}: ${res.status} ${await res.text()}`);
   const { answers } = (await res.json()) as { answers: Record<string, Answer> };
   seconds.push((performance.now() - started) / 1000);
+  answered.push({ id: c.id, answers });
   for (const [id, q] of Object.entries(c.questions)) {
     const want = gold.get(c.id)?.[id];
     if (want === undefined || want === 'unknown') continue;
@@ -178,6 +180,7 @@ const result = {
   accuracy: { all, byKind, byDomain },
   medianSecondsPerCase: median,
   ...(coherence ? { coherence } : {}),
+  answers: answered,
 };
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', 'jevbench.json'), `${JSON.stringify(result, null, 2)}\n`);
