@@ -1,7 +1,7 @@
 // The native addon on the real default model: scoring, shared prefill, cancellation, slots.
 import t from 'tap';
 import { Engine } from '../../src/engine/engine.js';
-import { Classify } from '../../src/decisions/classify.js';
+import { Answer } from '../../src/decisions/answer.js';
 import { YesNo } from '../../src/decisions/yes-no.js';
 import { loadBinding } from '../../src/binding.js';
 import { CancelledError } from '../../src/errors.js';
@@ -98,8 +98,9 @@ t.test('a prompt displaced by another is loaded back from host memory, with the 
   t.ok(Math.abs(fromMemory!.yes - prefilled!.yes) < 0.02, 'same answer');
 });
 
-t.test('a text classified first is borrowed by a yes-no, not prefilled, with the same answer', async (t) => {
-  // Two slots: the yes-no may run on either, and still finds the text the classify read.
+t.test('a text answered first is borrowed by a yes-no, not prefilled, with the same answer', async (t) => {
+  // Two slots: the yes-no may run on either, and still finds the text the answer read (under
+  // instructions of its own: classify shares the yes-no's reading, so it needs no borrowing).
   const open = (textReuse: 'on' | 'off') =>
     Engine.open({
       modelPath,
@@ -116,10 +117,10 @@ t.test('a text classified first is borrowed by a yes-no, not prefilled, with the
   for (const textReuse of ['on', 'off'] as const) {
     const e = await open(textReuse);
     t.teardown(() => e.close());
-    const [classify, yesNo] = [new Classify(e), new YesNo(e)];
+    const [answer, yesNo] = [new Answer(e), new YesNo(e)];
     const ask = (body: string) => yesNo.run({ text: body, statement: 'The highest platform is 276 metres up.' });
     await ask('The bridge opened in 1932 and carries a railway over the river.'); // the yes-no instructions, once
-    await classify.run({ text: long, labels: ['history', 'engineering', 'tourism'] });
+    await answer.run({ text: long, question: 'How high is the highest platform?' });
     const out = (await ask(long)).body as { answer: boolean; probability: number };
     answers.push({ ...out, stats: e.stats() });
   }
