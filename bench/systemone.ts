@@ -13,6 +13,7 @@ import { routes } from '../src/http/routes.js';
 import { serve } from '../src/http/uws.js';
 import { createLogger } from '../src/log.js';
 import { resolveModel } from '../src/models/store.js';
+import { update300 } from './harness.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' } } });
@@ -26,25 +27,6 @@ const [modelPath, encoderPath] = await Promise.all([
 const engine = await Engine.open({ ...config, modelPath, encoderPath });
 const server = await serve(routes(decisions(engine)), { ...config, log: createLogger('silent') });
 const base = `http://127.0.0.1:${server.port}`;
-
-// 300-character texts that differ from run to run, so nothing but the instructions is cached.
-const SUBJECTS = [
-  'invoice',
-  'shipment',
-  'contract',
-  'meeting',
-  'refund',
-  'ticket',
-  'order',
-  'report',
-  'flight',
-  'lease',
-];
-function text300(i: number): string {
-  const s = SUBJECTS[i % SUBJECTS.length]!;
-  const text = `Update ${i}: the ${s} for client ${1000 + i} was reviewed on day ${(i % 28) + 1}. The team confirmed the ${s} details, noted two open questions about dates and amounts, and agreed to send a summary to the client before Friday. No further action is needed from finance at this point. `;
-  return text.slice(0, 300);
-}
 
 const QUESTIONS = {
   urgent: { type: 'noul', instructions: 'The client must act before Friday.' },
@@ -81,9 +63,9 @@ async function call(path: string, body: unknown): Promise<{ ms: number; tokens: 
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const yesNo = (i: number) =>
-  call('/v1/decision-machine-1/yes-no', { text: text300(i), statement: QUESTIONS.urgent.instructions });
+  call('/v1/decision-machine-1/yes-no', { text: update300(i), statement: QUESTIONS.urgent.instructions });
 const systemOne = (i: number) =>
-  call('/v1/systemone', { model: 'jev-latest', state: text300(i), questions: QUESTIONS });
+  call('/v1/systemone', { model: 'jev-latest', state: update300(i), questions: QUESTIONS });
 
 // Warm-up: both slots hold the instructions; the choice question's prior is computed once.
 for (const i of [998, 999]) {
