@@ -8,7 +8,10 @@ import { post, startServer } from '../helpers/server.js';
 import { decisionsOf, requestBody, routeOf, WORKLOADS, type Workload } from '../../src/bench/workloads.js';
 import { TextGenerator } from '../../src/bench/texts.js';
 
-const server = await startServer(fakeBinding(), { modelPath: 'fake' }, 1024 * 1024);
+// The fake binding reads a character as a token: a context twice the default keeps a batch of three
+// tree classifications (each level re-reads the text under the shared reading's instructions) under
+// the request's token budget, as the real tokenizer does with room to spare.
+const server = await startServer(fakeBinding(), { modelPath: 'fake', contextSize: 8192 }, 1024 * 1024);
 t.teardown(server.close);
 
 /** The answers in a route's 200 body. */
