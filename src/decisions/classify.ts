@@ -28,6 +28,9 @@ export type ClassifyResult = Static<typeof ClassifyResultSchema>;
 // case is decided the same however the request lists its labels.
 const ORDERS = 3;
 const CLOSE = Math.log(3);
+// A set longer than the classify route allows (System One's choices take up to 255 options) is read
+// once: its second reading would be three more listings of it, minutes of prefill on 2 cores.
+const REREAD_LABELS = 64;
 
 /** The labels in an order of their own, whatever order they came in: by FNV-1a hash of the name. */
 function setOrder(labels: Label[]): Label[] {
@@ -138,7 +141,9 @@ export class Classify {
     const cost = texts.map((_, i) => costOf(scored?.[i]));
     // A small model prefers labels by their place in the list; where the first reading is close,
     // the labels are read again in the set's own orders and the decision is their average.
-    const close = texts.flatMap((_, i) => (labels.length > 2 && gap(withEvidence(first[i]!, i)) < CLOSE ? [i] : []));
+    const close = texts.flatMap((_, i) =>
+      labels.length > 2 && labels.length <= REREAD_LABELS && gap(withEvidence(first[i]!, i)) < CLOSE ? [i] : [],
+    );
     if (close.length > 0) {
       const [setPrior, again] = await Promise.all([
         this.setOrders.of(labels, question),

@@ -24,6 +24,9 @@ import { testModelPath } from '../helpers/model.js';
 import type { VerifyResult } from '../../src/decisions/verify.js';
 import type { ClassifyTreeResult } from '../../src/decisions/classify-tree.js';
 
+// A head reads one job per example (the decision's own reading), so the fits take minutes on 2 cores.
+t.setTimeout(1_200_000);
+
 const SEA = [
   'The waves crashed against the harbour wall all night.',
   'We sailed past the lighthouse as the tide went out.',
