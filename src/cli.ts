@@ -21,6 +21,8 @@ import { redactUrl } from './store/store.js';
 import { decideCommand } from './cli/decide.js';
 import { fitCommand } from './cli/fit.js';
 import { benchCommand } from './cli/bench.js';
+import { Feedback } from './feedback/feedback.js';
+import { modelSha256 } from './models/identity.js';
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -49,6 +51,7 @@ async function runServer(): Promise<number> {
   const log = createLogger(config.logLevel);
   log.info('configuration', { config: printable(config) });
   let service: Service | undefined;
+  let feedback: Feedback | undefined;
   const access = await openAccess(config, () => service!.engine.stats(), log);
   const probes = new Probes(() => access.ledger.connected && (service?.heads?.loaded ?? true));
   if (config.auth === 'off') {
@@ -80,6 +83,7 @@ async function runServer(): Promise<number> {
     log.info('draining', { signal, phase: probes.phase });
     probes.drain();
     const finished = (async () => {
+      feedback?.close();
       service?.heads?.close();
       await service?.engine.close();
       await probes.settled();
@@ -115,7 +119,16 @@ async function runServer(): Promise<number> {
     return 0;
   }
   service.engine.onSlotWait = (seconds) => access.metrics.slotWait(seconds);
-  server.add(routes(service, access.gate).map(probes.tracked));
+  feedback = new Feedback({
+    engine: service.engine,
+    store: access.store,
+    heads: service.heads,
+    model: () => modelSha256(config),
+    retentionDays: config.feedbackRetentionDays,
+    log,
+    metrics: access.metrics,
+  });
+  server.add(routes(service, access.gate, feedback).map(probes.tracked));
   probes.ready();
   log.info('ready', { model: service.engine.info.description });
   await asked;

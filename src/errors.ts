@@ -6,6 +6,7 @@ const ERROR_STATUS = Object.freeze({
   missing_api_key: 401,
   invalid_api_key: 401,
   model_not_found: 404,
+  decision_not_found: 404,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limit_exceeded: 429,

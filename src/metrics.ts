@@ -61,6 +61,25 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly feedback = new Counter({
+    name: 'dm_feedback_total',
+    help: 'Corrections stored (POST /v1/decision-machine-1/feedback), by capability',
+    labelNames: ['capability'] as const,
+    registers: [this.registry],
+  });
+  private readonly refits = new Counter({
+    name: 'dm_refits_total',
+    help: 'Online refits of heads from corrections, by result (stored, kept: the head did not win, skipped, failed)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  private readonly headAccuracy = new Gauge({
+    name: 'dm_head_accuracy',
+    help: "A head's accuracy on the corrections that judged its decisions since it was fitted (prequential)",
+    labelNames: ['head'] as const,
+    registers: [this.registry],
+  });
+
   constructor(stats?: () => EngineStats) {
     for (const reason of REFUSALS) this.refusals.inc({ reason }, 0); // every reason is listed from the start
     if (!stats) return;
@@ -137,6 +156,19 @@ export class Metrics {
 
   billed(route: string, inputTokens: number): void {
     this.tokens.inc({ route }, inputTokens);
+  }
+
+  corrected(capability: string): void {
+    this.feedback.inc({ capability });
+  }
+
+  refitted(result: string): void {
+    this.refits.inc({ result });
+  }
+
+  /** A head's live accuracy, as GET /v1/heads last computed it. */
+  headAccurate(head: string, accuracy: number): void {
+    this.headAccuracy.set({ head }, accuracy);
   }
 
   journalled(): void {

@@ -54,7 +54,8 @@ export async function openAccess(config: Config, stats: () => EngineStats, log: 
     if (config.tokenLimit > 0) tokens = new TokenMeter(config.tokenLimit);
     inflight = new InflightCap(keyMaxInflight(config), config.overloadDelayMs);
   }
-  const gate = new Gate({ keys, limiter, tokens, inflight, ledger, metrics, log });
+  const keepDecisions = config.feedbackRetentionDays > 0;
+  const gate = new Gate({ keys, limiter, tokens, inflight, ledger, metrics, log, keepDecisions });
   return {
     gate,
     metrics,

@@ -10,6 +10,7 @@ import type { Ledger } from '../store/ledger.js';
 import { PUBLIC, type KeyChecker, type Principal } from './checker.js';
 import type { Limiter, TokenMeter } from './limiter.js';
 import type { InflightCap } from './inflight.js';
+import { decisionHeaders, type Correctable } from '../feedback/kept.js';
 
 export interface GateOptions {
   /** Checks bearer keys; absent means key checking is off and every caller is PUBLIC. */
@@ -24,6 +25,8 @@ export interface GateOptions {
   log?: Logger;
   /** Requests of one key in flight at once (DM_KEY_MAX_INFLIGHT); only with key checking on. */
   inflight?: InflightCap;
+  /** Keeps a reply's correctable decisions with its usage row, and names them in x-decision-id(s). */
+  keepDecisions?: boolean;
 }
 
 /** A caller let through: who it is, the rate-limit headers its reply carries, its in-flight place. */
@@ -41,6 +44,8 @@ export interface Delivered {
   route: string;
   /** Input tokens billed; absent for a reply that bills nothing (an error, a public route). */
   inputTokens?: number;
+  /** The reply's correctable decisions (src/feedback/kept.ts). */
+  decisions?: Correctable;
 }
 
 export class Gate {
@@ -116,6 +121,8 @@ export class Gate {
       headers = { ...headers, ...tokenHeaders(meter.state(principal.keyId)) };
     }
     if (tokens !== undefined) {
+      const at = new Date().toISOString();
+      const kept = this.options.keepDecisions ? delivered.decisions : undefined;
       const entry = {
         entryId: randomUUID(),
         requestId: delivered.requestId,
@@ -124,8 +131,10 @@ export class Gate {
         mode: principal.mode,
         route: delivered.route,
         inputTokens: tokens,
-        at: new Date().toISOString(),
+        at,
+        ...(kept ? { decisions: kept.drafts.map((d) => ({ ...d, organization: teacher(this, principal), at })) } : {}),
       };
+      if (kept) headers = { ...headers, ...decisionHeaders(kept) };
       // The response waits for its row to be in the store or durably in the journal, so the
       // ledger never misses a delivered answer. When neither can take it (a full disk while the
       // database is away) the answer is withheld: 503, retried later, and nothing unbilled leaves.
@@ -143,6 +152,14 @@ export class Gate {
     }
     return headers;
   }
+}
+
+/**
+ * Whose corrections a caller's are, and whose heads decide its requests: its organization with
+ * keys on; with keys off every caller is the deployment itself ('').
+ */
+export function teacher(gate: Gate, principal: Principal): string {
+  return gate.checksKeys ? principal.organization : '';
 }
 
 function tokenHeaders(window: { limit: number; remaining: number; resetSeconds: number }): Record<string, string> {

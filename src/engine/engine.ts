@@ -113,7 +113,7 @@ export class Engine {
   private closed = false;
   private drained: (() => void) | undefined;
   /** Set inside an admitted request: its further sessions (label priors, windows) are part of it. */
-  private readonly admission = new AsyncLocalStorage<{ tokens: number }>();
+  private readonly admission = new AsyncLocalStorage<{ tokens: number; organization: string }>();
 
   private constructor(
     private readonly native: NativeEngine,
@@ -225,12 +225,12 @@ export class Engine {
    * of a long text. When `capacity` requests are already admitted this throws `overloaded` at
    * once; inside an admitted request it never does, so an admitted request is answered.
    */
-  async admitted<T>(body: () => Promise<T>): Promise<T> {
+  async admitted<T>(body: () => Promise<T>, organization = ''): Promise<T> {
     if (this.admission.getStore()) return body();
     this.assertAdmissible();
     this.inflight++;
     try {
-      return await this.admission.run({ tokens: 0 }, body);
+      return await this.admission.run({ tokens: 0, organization }, body);
     } finally {
       if (--this.inflight === 0) this.drained?.();
     }
@@ -290,6 +290,11 @@ export class Engine {
         signal?.removeEventListener('abort', cancelAll);
       }
     });
+  }
+
+  /** The organization whose request is running here ('' for none, or keys off): whose heads apply. */
+  get organization(): string {
+    return this.admission.getStore()?.organization ?? '';
   }
 
   /** Throws `overloaded` when a new request would not be admitted now (never inside an admitted one). */

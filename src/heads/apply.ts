@@ -14,7 +14,7 @@ export class HeadDecisions implements Learned {
   private readonly reader: HeadReader;
 
   constructor(
-    engine: Engine,
+    private readonly engine: Engine,
     private readonly heads: Heads,
   ) {
     this.reader = new HeadReader(engine);
@@ -27,11 +27,12 @@ export class HeadDecisions implements Learned {
     values?: string[],
   ) {
     const sig = signatureOf(definition);
-    const head = this.heads.find(sig);
+    const head = this.heads.find(sig, this.engine.organization);
     if (!head) return undefined;
     const { readings, promptTokens, decodeMs } = await this.reader.read(sig, texts, score, values);
     return {
-      head: head.id,
+      // x-decision-head: a deployment head by its id; an organization's says whose it is.
+      head: head.organization ? `${head.id}; organization=${head.organization}` : head.id,
       outcomes: sig.outcomes,
       probabilities: readings.map((r) => normalise(headScores(head.params, r.hidden, r.base))),
       promptTokens,

@@ -10,6 +10,7 @@
 // than the head's cross-validated choices on those examples, the head is not stored. Nothing is
 // stored unless the whole file is valid.
 import type { Engine } from '../engine/engine.js';
+import type { ScoreJob, ScoreResult } from '../binding.js';
 import { CAPABILITIES, Opened } from '../decisions/capabilities.js';
 import { labelsOf } from '../decisions/labels.js';
 import { ServiceError } from '../errors.js';
@@ -24,6 +25,7 @@ import { shuffleInPlace, uniform } from './random.js';
 import {
   classifySignature,
   describeDefinition,
+  headId,
   HEAD_CAPABILITIES,
   rateSignature,
   treeSignature,
@@ -76,6 +78,13 @@ export interface FitOptions {
   seed?: number;
   /** Seconds the route may spend per signature on the check against it (default 60; 0: no check). */
   routeSeconds?: number;
+  /** Whose heads these are: '' (the default) for the deployment's, else that organization's alone. */
+  organization?: string;
+  /**
+   * Awaited before every job the fit runs (a refit beside live requests waits for an idle engine
+   * there, and submits one job at a time, so a request never waits more than one job for a slot).
+   */
+  politely?: () => Promise<void>;
 }
 
 const MIN_EXAMPLES = 8;
@@ -97,14 +106,23 @@ export function parseExamples(content: string): Labelled[] {
 }
 
 function parseLine(raw: string, line: number): Labelled {
-  const bad = (msg: string) => new ServiceError('invalid_request', `line ${line}: ${msg}`);
-  let item: { cap?: unknown; req?: unknown; expect?: Record<string, unknown> };
+  let item: unknown;
   try {
-    item = JSON.parse(raw) as typeof item;
+    item = JSON.parse(raw);
   } catch (err) {
-    throw bad(`not JSON (${(err as Error).message})`);
+    throw new ServiceError('invalid_request', `line ${line}: not JSON (${(err as Error).message})`);
   }
-  if (item === null || typeof item !== 'object') throw bad('not a JSON object');
+  return readLine(item, line, `line ${line}: `);
+}
+
+/**
+ * One fit line, parsed ({cap, req, expect}); throws a ServiceError whose message names the field,
+ * after `where` (a file's line number; nothing for a correction sent over HTTP).
+ */
+export function readLine(value: unknown, line = 1, where = ''): Labelled {
+  const bad = (msg: string) => new ServiceError('invalid_request', `${where}${msg}`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw bad('not a JSON object');
+  const item = value as { cap?: unknown; req?: unknown; expect?: Record<string, unknown> };
   const cap = item.cap;
   if (typeof cap !== 'string' || !(HEAD_CAPABILITIES as readonly string[]).includes(cap)) {
     throw bad(`cap: ${JSON.stringify(cap)} cannot be fitted (${HEAD_CAPABILITIES.join(', ')})`);
@@ -175,14 +193,26 @@ export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOp
   for (const e of examples) groups.set(e.sig.id, [...(groups.get(e.sig.id) ?? []), e]);
   const reader = new HeadReader(engine);
   const route = new Opened(engine); // the decisions as shipped: no heads
+  const politely = opts.politely;
+  const score = politely
+    ? async (jobs: ScoreJob[]) => {
+        const out: ScoreResult[] = [];
+        for (const job of jobs) {
+          await politely();
+          out.push(...(await engine.score([job])));
+        }
+        return out;
+      }
+    : (jobs: ScoreJob[]) => engine.score(jobs);
   const progress = opts.progress && new Progress('reading', examples.length, opts.progress, 'none', 'items');
   let done = 0;
   const reports: SignatureReport[] = [];
+  const organization = opts.organization ?? '';
   for (const group of groups.values()) {
     const started = performance.now();
     const sig = group[0]!.sig;
     const report: SignatureReport = {
-      id: sig.id,
+      id: headId(sig, organization),
       capability: sig.definition.capability,
       description: describeDefinition(sig.definition),
       examples: group.length,
@@ -210,7 +240,7 @@ export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOp
       const { readings } = await reader.read(
         sig,
         chunk.map((e) => e.text),
-        (jobs) => engine.score(jobs),
+        score,
         sig.definition.capability === 'verify' ? chunk.map((e) => e.value!) : undefined,
       );
       readings.forEach((r, k) => read.push({ ...r, label: chunk[k]!.outcome }));
@@ -224,7 +254,14 @@ export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOp
     const checked =
       chosen.strength === null
         ? undefined
-        : await againstRoute(route, group, chosen.predictions, opts.seed ?? 1, opts.routeSeconds ?? ROUTE_SECONDS);
+        : await againstRoute(
+            route,
+            group,
+            chosen.predictions,
+            opts.seed ?? 1,
+            opts.routeSeconds ?? ROUTE_SECONDS,
+            politely,
+          );
     if (checked) {
       report.route = checked.route / checked.examples;
       report.routeExamples = checked.examples;
@@ -252,7 +289,8 @@ export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOp
       };
       if (opts.store) {
         await opts.store.saveHead({
-          id: sig.id,
+          id: report.id,
+          organization,
           capability: sig.definition.capability,
           signature: sig.key,
           model: opts.model,
@@ -316,6 +354,7 @@ async function againstRoute(
   predictions: number[],
   seed: number,
   seconds: number,
+  politely?: () => Promise<void>,
 ): Promise<{ examples: number; route: number; head: number } | undefined> {
   if (seconds <= 0) return undefined;
   const order = stratifiedOrder(
@@ -328,6 +367,7 @@ async function againstRoute(
   for (const i of order.slice(0, ROUTE_MAX)) {
     if (tally.examples > 0 && performance.now() > until) break;
     const e = group[i]!;
+    await politely?.();
     const body = (await bound.decision.run(e.req)).body;
     tally.examples++;
     tally.route += routeOutcome(e.sig, body) === e.outcome ? 1 : 0;

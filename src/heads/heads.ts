@@ -3,13 +3,18 @@
 // A head fitted on another model is not loaded: its features mean nothing on this one.
 import type { HeadRecord, Store } from '../store/store.js';
 import type { HeadParams } from './logistic.js';
-import type { Signature } from './signature.js';
+import { signatureId, type Signature } from './signature.js';
 import { READING_VERSION } from '../decisions/reading.js';
 
 /** A head ready to apply. */
 export interface Head {
   id: string;
   capability: string;
+  /** '' for the deployment's head; else the one organization whose requests it decides. */
+  organization: string;
+  /** The signature id of the decision it decides (its own id for a deployment head). */
+  signature: string;
+  createdAt: string;
   examples: number;
   outcomes: string[];
   params: HeadParams;
@@ -69,11 +74,16 @@ export function headOf(record: HeadRecord, model: string, dim: number): Head {
   return {
     id: record.id,
     capability: record.capability,
+    organization: record.organization,
+    signature: signatureId(record.signature),
+    createdAt: record.createdAt,
     examples: record.examples,
     outcomes: meta.outcomes,
     params: decodeParams(record.weights, meta.outcomes.length, dim),
   };
 }
+
+const headKey = (organization: string, signature: string) => `${organization}\n${signature}`;
 
 const POLL_MS = 5000;
 const FIRST_POLL_MS = 1000;
@@ -129,13 +139,18 @@ export class Heads {
     return this.version !== '';
   }
 
-  /** The head of this signature, if one is stored for this model. */
-  find(sig: Signature): Head | undefined {
-    return this.heads.get(sig.id);
+  /**
+   * The head that decides `sig` for `organization`: the one it taught, else the deployment's
+   * (a head taught by one organization never decides another's requests).
+   */
+  find(sig: Signature, organization = ''): Head | undefined {
+    return (organization && this.heads.get(headKey(organization, sig.id))) || this.heads.get(headKey('', sig.id));
   }
 
-  list(): { id: string; capability: string; examples: number }[] {
-    return [...this.heads.values()].map(({ id, capability, examples }) => ({ id, capability, examples }));
+  /** Every head applied, or only those that decide `organization`'s requests. */
+  list(organization?: string): Head[] {
+    const all = [...this.heads.values()];
+    return organization === undefined ? all : all.filter((h) => h.organization === '' || h.organization === organization);
   }
 
   /** Reads the store again when it changed. */
@@ -147,7 +162,8 @@ export class Heads {
       const record = await this.store.findHead(listed.id);
       if (!record) continue;
       try {
-        next.set(record.id, headOf(record, this.model, this.dim));
+        const head = headOf(record, this.model, this.dim);
+        next.set(headKey(head.organization, head.signature), head);
       } catch (err) {
         this.warn((err as Error).message);
       }

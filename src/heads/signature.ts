@@ -26,8 +26,21 @@ export interface Signature {
 
 function signature(definition: Definition, outcomes: string[]): Signature {
   const key = JSON.stringify(definition);
-  const id = `head_${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
-  return { definition, key, id, outcomes };
+  return { definition, key, id: signatureId(key), outcomes };
+}
+
+/** 'head_' and 16 hex digits of the key's SHA-256. */
+export function signatureId(key: string): string {
+  return `head_${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
+}
+
+/**
+ * The id of the head an organization fitted for `sig` ('': the deployment's, the signature's own
+ * id): two organizations teaching the same decision keep two heads.
+ */
+export function headId(sig: Signature, organization: string): string {
+  if (organization === '') return sig.id;
+  return `head_${createHash('sha256').update(`${sig.key}\n${organization}`).digest('hex').slice(0, 16)}`;
 }
 
 export function yesNoSignature(statement: string, whenTrue?: string, whenFalse?: string): Signature {

@@ -6,6 +6,7 @@
 import type { Engine } from '../engine/engine.js';
 import type { ServiceError } from '../errors.js';
 import type { ApiReply, ApiRequest, Billing, Route } from './types.js';
+import type { Correctable } from '../feedback/kept.js';
 import { countItems } from './json.js';
 import { withDeadline } from './deadline.js';
 
@@ -17,6 +18,8 @@ export interface ModelReply {
   headers?: Record<string, string>;
   /** The model's own time, ms, when the work measures it (audio); else the admitted time is sent. */
   inferenceMs?: number;
+  /** The decisions made that may be corrected (src/feedback/kept.ts). */
+  decisions?: Correctable;
 }
 
 export interface ModelRouteSpec<I> {
@@ -47,13 +50,15 @@ function untimed<I>(engine: Engine, spec: ModelRouteSpec<I>): Route {
     handler: async (req) => {
       const input = spec.read(req);
       const started = performance.now();
-      const out = await engine.admitted(() => spec.run(input, req.signal));
+      // The organization's own heads decide its requests (src/heads/heads.ts).
+      const out = await engine.admitted(() => spec.run(input, req.signal), req.organization);
       return {
         status: 200,
         body: out.body,
         contentType: out.contentType,
         headers: out.headers,
         billing: out.billing,
+        decisions: out.decisions,
         inferenceMs: out.inferenceMs ?? Math.round(performance.now() - started),
       };
     },

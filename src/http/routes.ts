@@ -22,6 +22,9 @@ import type { Route } from './types.js';
 import type { SystemOne } from '../decisions/systemone.js';
 import { systemOneRoutes } from './systemone.js';
 import { IMAGES_UNSUPPORTED } from '../api/systemone.js';
+import { draftsOf } from '../feedback/kept.js';
+import type { Feedback } from '../feedback/feedback.js';
+import { feedbackRoutes } from './feedback.js';
 
 /** What the routes serve: every capability's decision (by method name), chat, audio when loaded. */
 export type Service = Decisions & {
@@ -55,9 +58,9 @@ const SYSTEM_ONE_LISTING = SYSTEM_ONE_MODELS.map((name) => ({
 
 /**
  * Every route. Routes under /v1 (whoever adds them) pass through the gate: key check, rate
- * limit, usage ledger. `/`, `/openapi.json`, `/docs` and `/metrics` are public.
+ * limit, usage ledger; with `feedback`, the correction routes (src/http/feedback.ts). `/`, `/openapi.json`, `/docs` and `/metrics` are public.
  */
-export function routes(service: Service, gate: Gate = new Gate()): Route[] {
+export function routes(service: Service, gate: Gate = new Gate(), feedback?: Feedback): Route[] {
   const access = {
     keys: gate.checksKeys,
     rateLimit: gate.limitsRate,
@@ -105,6 +108,7 @@ export function routes(service: Service, gate: Gate = new Gate()): Route[] {
     chatCompletions(service.chat, service.engine),
     ...systemOneRoutes(service.systemOne, service.engine),
     ...(service.transcription ? audioRoutes(service.transcription) : []),
+    ...(feedback ? feedbackRoutes(feedback) : []),
   ];
   return all.map((route) => (route.path.startsWith('/v1/') ? guarded(route, gate) : route));
 }
@@ -156,8 +160,8 @@ function describe(service: Service, gate: Gate, all: Route[]) {
       cpu: service.engine.versions.system,
     },
     openapi: '/openapi.json',
-    // The fitted heads this service applies (src/heads): decisions learnt from a deployment's labels.
-    heads: service.heads?.list() ?? [],
+    // The deployment's fitted heads (src/heads): decisions learnt from its labels (an organization's: GET /v1/heads).
+    heads: (service.heads?.list('') ?? []).map(({ id, capability, examples }) => ({ id, capability, examples })),
     // Every route this process serves (audio only when a whisper model is loaded), from the route table itself.
     endpoints: all.map((r) => `${r.method.toUpperCase()} ${r.path}`),
   };
@@ -199,6 +203,7 @@ function decision<I, O>(c: Bound<I, O>, engine: Engine): Route {
         body: out.body,
         billing: { inputChars: out.inputChars, inputTokens: out.inputTokens },
         ...(out.heads ? { headers: { 'x-decision-head': out.heads.join(',') } } : {}),
+        decisions: draftsOf(c.capability.name, input as Record<string, unknown>, out.body, out.heads),
       };
     },
   });

@@ -1,5 +1,6 @@
 // Transport-neutral request and reply: handlers never see uWebSockets.js.
 import type { ServiceError } from '../errors.js';
+import type { Correctable } from '../feedback/kept.js';
 
 export interface ApiRequest {
   method: string;
@@ -12,6 +13,8 @@ export interface ApiRequest {
   signal: AbortSignal;
   /** Fields added to this request's log line (key id, organization); never texts or keys. */
   log: Record<string, unknown>;
+  /** The caller's organization, set by the gate on /v1 routes ('public' with keys off). */
+  organization?: string;
 }
 
 /** What a model call is billed for: the transport writes it as x-input-*, the gate meters and records it. */
@@ -31,6 +34,8 @@ export interface ApiReply {
   billing?: Billing;
   /** The model work's time on the server, ms: written as x-inference-ms. */
   inferenceMs?: number;
+  /** The decisions this answer made that may be corrected: kept with its usage row by the gate. */
+  decisions?: Correctable;
 }
 
 export type Handler = (req: ApiRequest) => Promise<ApiReply>;

@@ -1,6 +1,6 @@
 // The shared store for several replicas: PostgreSQL through a small connection pool.
 import pg from 'pg';
-import type { HeadRecord, KeyRecord, Store, UsageEntry, UsageTotal } from './store.js';
+import type { Correction, HeadRecord, KeptDecision, KeyRecord, Store, UsageEntry, UsageTotal } from './store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -20,6 +20,24 @@ CREATE TABLE IF NOT EXISTS decision_heads (
   model text NOT NULL, created_at timestamptz NOT NULL, examples integer NOT NULL, meta text NOT NULL,
   weights bytea NOT NULL
 );
+ALTER TABLE decision_heads ADD COLUMN IF NOT EXISTS organization text NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS previous_heads (
+  id text PRIMARY KEY, capability text NOT NULL, signature text NOT NULL, model text NOT NULL,
+  created_at timestamptz NOT NULL, examples integer NOT NULL, meta text NOT NULL, weights bytea NOT NULL,
+  organization text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS kept_decisions (
+  id text PRIMARY KEY, organization text NOT NULL, capability text NOT NULL, line text NOT NULL,
+  answer text NOT NULL, head text NOT NULL, at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS kept_decisions_at ON kept_decisions (at);
+CREATE TABLE IF NOT EXISTS corrections (
+  id text PRIMARY KEY, organization text NOT NULL, signature text NOT NULL, line text NOT NULL,
+  head text NOT NULL, was_right boolean, at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS corrections_head ON corrections (head);
+CREATE INDEX IF NOT EXISTS corrections_signature ON corrections (organization, signature);
+CREATE TABLE IF NOT EXISTS leases (name text PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL);
 `;
 // Replicas starting together would race on CREATE TABLE IF NOT EXISTS; one at a time.
 const SCHEMA_LOCK = 0x646d31; // "dm1"
@@ -54,10 +72,12 @@ interface HeadRow {
   created_at: Date;
   examples: number;
   meta: string;
+  organization: string;
   weights?: Buffer;
 }
 
-const HEAD_COLUMNS = 'id, capability, signature, model, created_at, examples, meta';
+const HEAD_COLUMNS = 'id, capability, signature, model, created_at, examples, meta, organization';
+const HEAD_FIELDS = `${HEAD_COLUMNS}, weights`;
 
 const toHead = (r: HeadRow): Omit<HeadRecord, 'weights'> => ({
   id: r.id,
@@ -67,7 +87,10 @@ const toHead = (r: HeadRow): Omit<HeadRecord, 'weights'> => ({
   createdAt: r.created_at.toISOString(),
   examples: r.examples,
   meta: r.meta,
+  organization: r.organization,
 });
+
+const iso = (at: Date | string) => (at instanceof Date ? at.toISOString() : at);
 
 export class PostgresStore implements Store {
   readonly kind = 'postgres';
@@ -132,24 +155,102 @@ export class PostgresStore implements Store {
     return res.rowCount === 1;
   }
 
-  // One statement is one transaction: every row or none.
+  // One transaction: every row and its kept decisions, or none.
   async recordUsage(entries: readonly UsageEntry[]): Promise<void> {
     const column = <K extends keyof UsageEntry>(k: K) => entries.map((u) => u[k]);
-    await this.query(
-      `INSERT INTO usage (entry_id, request_id, key_id, organization, mode, route, input_tokens, at)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::timestamptz[])
-       ON CONFLICT (entry_id) DO NOTHING`,
-      [
-        column('entryId'),
-        column('requestId'),
-        column('keyId'),
-        column('organization'),
-        column('mode'),
-        column('route'),
-        column('inputTokens'),
-        column('at'),
-      ],
+    const kept = entries.flatMap((u) => u.decisions ?? []);
+    const field = <K extends keyof KeptDecision>(k: K) => kept.map((d) => d[k]);
+    await this.transaction(async (client) => {
+      await client.query(
+        `INSERT INTO usage (entry_id, request_id, key_id, organization, mode, route, input_tokens, at)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::timestamptz[])
+         ON CONFLICT (entry_id) DO NOTHING`,
+        [
+          column('entryId'),
+          column('requestId'),
+          column('keyId'),
+          column('organization'),
+          column('mode'),
+          column('route'),
+          column('inputTokens'),
+          column('at'),
+        ],
+      );
+      if (kept.length === 0) return;
+      await client.query(
+        `INSERT INTO kept_decisions (id, organization, capability, line, answer, head, at)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+         ON CONFLICT (id) DO NOTHING`,
+        [field('id'), field('organization'), field('capability'), field('line'), field('answer'), field('head'), field('at')],
+      );
+    });
+  }
+
+  async findDecision(id: string): Promise<KeptDecision | undefined> {
+    const { rows } = await this.query<KeptDecision & { at: Date }>(
+      'SELECT id, organization, capability, line, answer, head, at FROM kept_decisions WHERE id = $1',
+      [id],
     );
+    return rows[0] && { ...rows[0], at: iso(rows[0].at) };
+  }
+
+  async forgetDecisions(before: string): Promise<number> {
+    return (await this.query('DELETE FROM kept_decisions WHERE at < $1', [before])).rowCount ?? 0;
+  }
+
+  async saveCorrection(c: Correction): Promise<void> {
+    await this.query(
+      `INSERT INTO corrections (id, organization, signature, line, head, was_right, at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (id) DO UPDATE SET organization = EXCLUDED.organization, signature = EXCLUDED.signature,
+         line = EXCLUDED.line, head = EXCLUDED.head, was_right = EXCLUDED.was_right, at = EXCLUDED.at`,
+      [c.id, c.organization, c.signature, c.line, c.head, c.right, c.at],
+    );
+  }
+
+  async corrections(organization: string, signature: string): Promise<Correction[]> {
+    const { rows } = await this.query<Correction & { at: Date }>(
+      'SELECT id, organization, signature, line, head, was_right AS "right", at FROM corrections WHERE organization = $1 AND signature = $2 ORDER BY at, id',
+      [organization, signature],
+    );
+    return rows.map((r) => ({ ...r, at: iso(r.at) }));
+  }
+
+  async headAccuracy(head: string, since: string): Promise<{ right: number; judged: number }> {
+    const { rows } = await this.query<{ right: number; judged: number }>(
+      `SELECT COUNT(*) FILTER (WHERE was_right)::int AS "right", COUNT(was_right)::int AS judged
+       FROM corrections WHERE head = $1 AND at >= $2`,
+      [head, since],
+    );
+    return rows[0]!;
+  }
+
+  async takeLease(name: string, holder: string, ms: number): Promise<boolean> {
+    const res = await this.query(
+      `INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+       ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+       WHERE leases.expires_at < now() OR leases.holder = EXCLUDED.holder`,
+      [name, holder, ms],
+    );
+    return res.rowCount === 1;
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    await this.query('DELETE FROM leases WHERE name = $1 AND holder = $2', [name, holder]);
+  }
+
+  private async transaction(body: (client: pg.PoolClient) => Promise<void>): Promise<void> {
+    await this.ready();
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await body(client);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
   }
 
   async usage(range: { since?: string; until?: string } = {}): Promise<UsageTotal[]> {
@@ -175,19 +276,24 @@ export class PostgresStore implements Store {
   }
 
   // Saves hold the table's write lock until they commit, so sequence numbers are taken in commit
-  // order: a poller can never see a later number before an earlier one (see headsVersion).
+  // order: a poller can never see a later number before an earlier one (see headsVersion). The
+  // replaced head becomes the previous version in the same transaction.
   async saveHead(h: HeadRecord): Promise<void> {
-    await this.ready();
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await this.transaction(async (client) => {
       await client.query('LOCK TABLE decision_heads IN SHARE ROW EXCLUSIVE MODE');
       await client.query(
-        `INSERT INTO decision_heads (id, capability, signature, model, created_at, examples, meta, weights)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+        `INSERT INTO previous_heads (${HEAD_FIELDS}) SELECT ${HEAD_FIELDS} FROM decision_heads WHERE id = $1
+         ON CONFLICT (id) DO UPDATE SET capability = EXCLUDED.capability, signature = EXCLUDED.signature,
+           model = EXCLUDED.model, created_at = EXCLUDED.created_at, examples = EXCLUDED.examples,
+           meta = EXCLUDED.meta, weights = EXCLUDED.weights, organization = EXCLUDED.organization`,
+        [h.id],
+      );
+      await client.query(
+        `INSERT INTO decision_heads (${HEAD_FIELDS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (id) DO UPDATE SET seq = DEFAULT, capability = EXCLUDED.capability,
            signature = EXCLUDED.signature, model = EXCLUDED.model, created_at = EXCLUDED.created_at,
-           examples = EXCLUDED.examples, meta = EXCLUDED.meta, weights = EXCLUDED.weights`,
+           examples = EXCLUDED.examples, meta = EXCLUDED.meta, weights = EXCLUDED.weights,
+           organization = EXCLUDED.organization`,
         [
           h.id,
           h.capability,
@@ -196,16 +302,29 @@ export class PostgresStore implements Store {
           h.createdAt,
           h.examples,
           h.meta,
+          h.organization,
           Buffer.from(h.weights.buffer, h.weights.byteOffset, h.weights.byteLength),
         ],
       );
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
+  }
+
+  async rollbackHead(id: string): Promise<boolean> {
+    let restored = false;
+    await this.transaction(async (client) => {
+      await client.query('LOCK TABLE decision_heads IN SHARE ROW EXCLUSIVE MODE');
+      const res = await client.query(
+        `INSERT INTO decision_heads (${HEAD_FIELDS}) SELECT ${HEAD_FIELDS} FROM previous_heads WHERE id = $1
+         ON CONFLICT (id) DO UPDATE SET seq = DEFAULT, capability = EXCLUDED.capability,
+           signature = EXCLUDED.signature, model = EXCLUDED.model, created_at = EXCLUDED.created_at,
+           examples = EXCLUDED.examples, meta = EXCLUDED.meta, weights = EXCLUDED.weights,
+           organization = EXCLUDED.organization`,
+        [id],
+      );
+      await client.query('DELETE FROM previous_heads WHERE id = $1', [id]);
+      restored = res.rowCount === 1;
+    });
+    return restored;
   }
 
   async listHeads(): Promise<Omit<HeadRecord, 'weights'>[]> {
@@ -221,6 +340,7 @@ export class PostgresStore implements Store {
   }
 
   async removeHead(id: string): Promise<boolean> {
+    await this.query('DELETE FROM previous_heads WHERE id = $1', [id]);
     return (await this.query('DELETE FROM decision_heads WHERE id = $1', [id])).rowCount === 1;
   }
 

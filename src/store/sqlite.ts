@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { HeadRecord, KeyRecord, Store, UsageEntry, UsageTotal } from './store.js';
+import type { Correction, HeadRecord, KeptDecision, KeyRecord, Store, UsageEntry, UsageTotal } from './store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -21,10 +21,29 @@ CREATE TABLE IF NOT EXISTS decision_heads (
   signature TEXT NOT NULL, model TEXT NOT NULL, created_at TEXT NOT NULL, examples INTEGER NOT NULL,
   meta TEXT NOT NULL, weights BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS previous_heads (
+  id TEXT PRIMARY KEY, capability TEXT NOT NULL, signature TEXT NOT NULL, model TEXT NOT NULL,
+  created_at TEXT NOT NULL, examples INTEGER NOT NULL, meta TEXT NOT NULL, weights BLOB NOT NULL,
+  organization TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS kept_decisions (
+  id TEXT PRIMARY KEY, organization TEXT NOT NULL, capability TEXT NOT NULL, line TEXT NOT NULL,
+  answer TEXT NOT NULL, head TEXT NOT NULL, at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS kept_decisions_at ON kept_decisions (at);
+CREATE TABLE IF NOT EXISTS corrections (
+  id TEXT PRIMARY KEY, organization TEXT NOT NULL, signature TEXT NOT NULL, line TEXT NOT NULL,
+  head TEXT NOT NULL, was_right INTEGER, at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS corrections_head ON corrections (head);
+CREATE INDEX IF NOT EXISTS corrections_signature ON corrections (organization, signature);
+CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at INTEGER NOT NULL);
 `;
 
 const KEY_COLUMNS = `id, hash, mode, organization, name, hint, created_at AS createdAt, revoked_at AS revokedAt`;
-const HEAD_COLUMNS = `id, capability, signature, model, created_at AS createdAt, examples, meta`;
+const HEAD_COLUMNS = `id, capability, signature, model, created_at AS createdAt, examples, meta, organization`;
+const HEAD_FIELDS = 'id, capability, signature, model, created_at, examples, meta, weights, organization';
+const DECISION_COLUMNS = 'id, organization, capability, line, answer, head, at';
 type HeadSummary = Omit<HeadRecord, 'weights'>;
 
 export class SqliteStore implements Store {
@@ -42,6 +61,10 @@ export class SqliteStore implements Store {
     const columns = db.prepare("SELECT name FROM pragma_table_info('usage')").pluck().all();
     if (!columns.includes('entry_id')) db.exec('ALTER TABLE usage ADD COLUMN entry_id TEXT');
     db.exec('CREATE UNIQUE INDEX IF NOT EXISTS usage_entry ON usage (entry_id)');
+    // Heads stored before organizations could teach their own are the deployment's ('').
+    const headColumns = db.prepare("SELECT name FROM pragma_table_info('decision_heads')").pluck().all();
+    if (!headColumns.includes('organization'))
+      db.exec("ALTER TABLE decision_heads ADD COLUMN organization TEXT NOT NULL DEFAULT ''");
     return new SqliteStore(db);
   }
 
@@ -72,10 +95,63 @@ export class SqliteStore implements Store {
     const insert = this.db.prepare(
       'INSERT OR IGNORE INTO usage (entry_id, request_id, key_id, organization, mode, route, input_tokens, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    const keep = this.db.prepare(`INSERT OR IGNORE INTO kept_decisions (${DECISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
     this.db.transaction(() => {
-      for (const u of entries)
+      for (const u of entries) {
         insert.run(u.entryId, u.requestId, u.keyId, u.organization, u.mode, u.route, u.inputTokens, u.at);
+        for (const d of u.decisions ?? []) keep.run(d.id, d.organization, d.capability, d.line, d.answer, d.head, d.at);
+      }
     })();
+  }
+
+  async findDecision(id: string): Promise<KeptDecision | undefined> {
+    return this.db.prepare(`SELECT ${DECISION_COLUMNS} FROM kept_decisions WHERE id = ?`).get(id) as
+      KeptDecision | undefined;
+  }
+
+  async forgetDecisions(before: string): Promise<number> {
+    return this.db.prepare('DELETE FROM kept_decisions WHERE at < ?').run(normalise(before)).changes;
+  }
+
+  async saveCorrection(c: Correction): Promise<void> {
+    this.db
+      .prepare(
+        'INSERT OR REPLACE INTO corrections (id, organization, signature, line, head, was_right, at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(c.id, c.organization, c.signature, c.line, c.head, c.right === null ? null : Number(c.right), normalise(c.at));
+  }
+
+  async corrections(organization: string, signature: string): Promise<Correction[]> {
+    const rows = this.db
+      .prepare(
+        'SELECT id, organization, signature, line, head, was_right AS "right", at FROM corrections WHERE organization = ? AND signature = ? ORDER BY at, id',
+      )
+      .all(organization, signature) as (Omit<Correction, 'right'> & { right: number | null })[];
+    return rows.map((r) => ({ ...r, right: r.right === null ? null : r.right === 1 }));
+  }
+
+  async headAccuracy(head: string, since: string): Promise<{ right: number; judged: number }> {
+    return this.db
+      .prepare(
+        'SELECT COALESCE(SUM(was_right), 0) AS "right", COUNT(was_right) AS judged FROM corrections WHERE head = ? AND at >= ?',
+      )
+      .get(head, normalise(since)) as { right: number; judged: number };
+  }
+
+  async takeLease(name: string, holder: string, ms: number): Promise<boolean> {
+    const now = Date.now();
+    const taken = this.db
+      .prepare(
+        `INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+         WHERE leases.expires_at < ? OR leases.holder = excluded.holder`,
+      )
+      .run(name, holder, now + ms, now);
+    return taken.changes === 1;
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    this.db.prepare('DELETE FROM leases WHERE name = ? AND holder = ?').run(name, holder);
   }
 
   async usage(range: { since?: string; until?: string } = {}): Promise<UsageTotal[]> {
@@ -89,21 +165,34 @@ export class SqliteStore implements Store {
 
   // REPLACE deletes the row with the same id and inserts a new one: AUTOINCREMENT gives it a
   // sequence number higher than any ever used, which headsVersion() reads.
+  // The replaced head becomes the previous version, in the same transaction.
   async saveHead(h: HeadRecord): Promise<void> {
-    this.db
-      .prepare(
-        'INSERT OR REPLACE INTO decision_heads (id, capability, signature, model, created_at, examples, meta, weights) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      )
-      .run(
-        h.id,
-        h.capability,
-        h.signature,
-        h.model,
-        new Date(h.createdAt).toISOString(),
-        h.examples,
-        h.meta,
-        Buffer.from(h.weights.buffer, h.weights.byteOffset, h.weights.byteLength),
-      );
+    this.db.transaction(() => {
+      this.db.prepare(`INSERT OR REPLACE INTO previous_heads SELECT ${HEAD_FIELDS} FROM decision_heads WHERE id = ?`).run(h.id);
+      this.db
+        .prepare(`INSERT OR REPLACE INTO decision_heads (${HEAD_FIELDS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+        .run(
+          h.id,
+          h.capability,
+          h.signature,
+          h.model,
+          new Date(h.createdAt).toISOString(),
+          h.examples,
+          h.meta,
+          Buffer.from(h.weights.buffer, h.weights.byteOffset, h.weights.byteLength),
+          h.organization,
+        );
+    })();
+  }
+
+  async rollbackHead(id: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const put = this.db
+        .prepare(`INSERT OR REPLACE INTO decision_heads (${HEAD_FIELDS}) SELECT ${HEAD_FIELDS} FROM previous_heads WHERE id = ?`)
+        .run(id);
+      this.db.prepare('DELETE FROM previous_heads WHERE id = ?').run(id);
+      return put.changes === 1;
+    })();
   }
 
   async listHeads(): Promise<HeadSummary[]> {
@@ -117,6 +206,7 @@ export class SqliteStore implements Store {
   }
 
   async removeHead(id: string): Promise<boolean> {
+    this.db.prepare('DELETE FROM previous_heads WHERE id = ?').run(id);
     return this.db.prepare('DELETE FROM decision_heads WHERE id = ?').run(id).changes === 1;
   }
 

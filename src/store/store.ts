@@ -31,6 +31,36 @@ export interface UsageEntry {
   route: string;
   inputTokens: number;
   at: string; // ISO 8601
+  /** The decisions this answer made that may be corrected (POST .../feedback), kept with its row. */
+  decisions?: KeptDecision[];
+}
+
+/** A delivered decision, kept for the retention time so that it can be corrected. */
+export interface KeptDecision {
+  id: string; // 'dec_' + 24 hex chars, sent as x-decision-id
+  organization: string;
+  capability: string;
+  /** JSON of the fit line it would be without its expect: {cap, req} with one text (src/feedback). */
+  line: string;
+  /** JSON of what it answered, in expect's form ({"label": ...}), for the heads' live accuracy. */
+  answer: string;
+  /** The head that decided it, or '' for the zero-shot reading. */
+  head: string;
+  at: string; // ISO 8601
+}
+
+/** A correction: a whole fit line ({cap, req, expect}), the organization that taught it. */
+export interface Correction {
+  id: string; // the corrected decision's id (a second correction of it replaces the first), or 'cor_' + hex
+  organization: string;
+  /** The signature id of the decision (src/heads/signature.ts), which its head will carry. */
+  signature: string;
+  line: string;
+  /** The head that made the corrected decision ('' for the zero-shot reading or a fit line sent whole). */
+  head: string;
+  /** Whether that decision answered what the correction expects; null for a fit line sent whole. */
+  right: boolean | null;
+  at: string; // ISO 8601
 }
 
 export interface UsageTotal {
@@ -49,6 +79,7 @@ export interface HeadRecord {
   model: string; // sha256 of the model file it was fitted on
   createdAt: string; // ISO 8601
   examples: number; // labelled examples it was fitted on
+  organization: string; // '' for a deployment-wide head; else it decides that organization's requests only
   meta: string; // JSON: outcomes, sizes, regularisation, the fit's figures (opaque to the store)
   weights: Uint8Array; // Float32 parameters, little-endian (opaque to the store)
 }
@@ -64,8 +95,13 @@ export interface Store {
   recordUsage(entries: readonly UsageEntry[]): Promise<void>;
   /** Totals per organization and key over [since, until). */
   usage(range?: { since?: string; until?: string }): Promise<UsageTotal[]>;
-  /** Inserts the head, or replaces the one with the same id (a refit replaces its head). */
+  /**
+   * Inserts the head, or replaces the one with the same id (a refit replaces its head); the
+   * replaced one is kept as its previous version for rollbackHead.
+   */
   saveHead(head: HeadRecord): Promise<void>;
+  /** Puts the head's previous version back; false when it has none. */
+  rollbackHead(id: string): Promise<boolean>;
   /** Every head without its weights, oldest first. */
   listHeads(): Promise<Omit<HeadRecord, 'weights'>[]>;
   /** The weights come in their own buffer (offset 0), so a Float32Array view of them is aligned. */
@@ -78,6 +114,25 @@ export interface Store {
    * (every save takes a new, never reused one, in commit order).
    */
   headsVersion(): Promise<string>;
+  /** A kept decision; undefined when none is kept under that id (never made, or forgotten). */
+  findDecision(id: string): Promise<KeptDecision | undefined>;
+  /** Forgets the decisions kept before `before` (ISO 8601); returns how many. */
+  forgetDecisions(before: string): Promise<number>;
+  /** Stores the correction, replacing one with the same id. */
+  saveCorrection(c: Correction): Promise<void>;
+  /** Every correction of one organization for one signature, oldest first. */
+  corrections(organization: string, signature: string): Promise<Correction[]>;
+  /**
+   * How often the decisions of `head` corrected since `since` (ISO 8601) were right: a head's live,
+   * prequential accuracy (each correction judges a decision made before it was known).
+   */
+  headAccuracy(head: string, since: string): Promise<{ right: number; judged: number }>;
+  /**
+   * Takes the lease `name` for `holder` for `ms` (taken when free, expired or already its own);
+   * false when another holder has it. Replicas take one per refit, so one refits a decision at a time.
+   */
+  takeLease(name: string, holder: string, ms: number): Promise<boolean>;
+  releaseLease(name: string, holder: string): Promise<void>;
   /** Resolves when the store answers (PostgreSQL: connected, tables made). */
   ping(): Promise<void>;
   close(): Promise<void>;

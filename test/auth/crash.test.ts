@@ -38,7 +38,6 @@ t.test('kill -9 under load', async (t) => {
   let delivered = 0;
   let tokens = 0;
   let sent = 0;
-  const deadline = Date.now() + 1500;
   const clients = Array.from({ length: 16 }, async () => {
     while (first.proc.exitCode === null && first.proc.signalCode === null) {
       sent++;
@@ -52,7 +51,8 @@ t.test('kill -9 under load', async (t) => {
         delivered++;
         tokens += Number(res.headers.get('x-input-tokens'));
       }
-      if (Date.now() > deadline && first.proc.signalCode === null) first.proc.kill('SIGKILL');
+      // Killed after a count, not a time: a slow CI machine still kills a loaded service.
+      if (delivered >= 64 && first.proc.signalCode === null) first.proc.kill('SIGKILL');
     }
   });
   await Promise.all(clients);
@@ -67,7 +67,7 @@ t.test('kill -9 under load', async (t) => {
   t.comment(
     `kill -9 after ${sent} calls: ${delivered} answers delivered, ${ledger.n} ledger rows (${ledger.n - delivered} written for calls in flight at the kill)`,
   );
-  t.ok(delivered > 50, 'the service was under load');
+  t.ok(delivered >= 64, 'the service was under load');
   t.ok(ledger.n >= delivered, 'every delivered answer is in the ledger');
   t.ok(ledger.n - delivered <= 16, 'and at most the calls in flight beyond them');
   t.ok(ledger.tokens >= tokens);

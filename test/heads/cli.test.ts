@@ -45,6 +45,7 @@ t.test('a stored head: listed, shown, removed', async (t) => {
   await store.saveHead({
     id,
     capability: 'classify',
+    organization: '',
     signature: JSON.stringify({ labels: { billing: 'money matters', bug: 'it is broken', other: '' } }),
     model,
     createdAt: '2026-11-28T22:00:00.000Z',

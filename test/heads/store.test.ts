@@ -13,6 +13,7 @@ const floats = (values: number[]) => new Uint8Array(new Float32Array(values).buf
 const head = (id: string, createdAt: string, values: number[]): HeadRecord => ({
   id,
   capability: 'classify',
+  organization: '',
   signature: JSON.stringify({ labels: ['billing', 'bug', 'other'] }),
   model: 'a'.repeat(64),
   createdAt,

@@ -1,0 +1,89 @@
+// Decisions that learn from use, as the server runs them: corrections stored (corrections.ts),
+// heads refitted from them (refits.ts), kept decisions forgotten after the retention time, and
+// each head's live figures (GET /v1/heads, `decision-machine heads list`).
+import type { Engine } from '../engine/engine.js';
+import type { Heads } from '../heads/heads.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { Store } from '../store/store.js';
+import { Corrections } from './corrections.js';
+import { Refits } from './refits.js';
+
+const FORGET_EVERY_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
+export interface FeedbackOptions {
+  engine: Engine;
+  store: Store;
+  heads?: Heads;
+  /** The model's SHA-256, asked once (src/models/identity.ts). */
+  model: () => Promise<string>;
+  retentionDays: number;
+  log?: Logger;
+  metrics?: Metrics;
+}
+
+/** A head as GET /v1/heads lists it. */
+export interface HeadListing {
+  id: string;
+  capability: string;
+  /** null: the deployment's head; else the organization whose requests alone it decides. */
+  organization: string | null;
+  examples: number;
+  /** When this version was fitted: its version (a refit or `fit` replaces it; rollback restores the one before). */
+  fitted_at: string;
+  /** Its decisions judged by corrections that came after it was fitted, and how many were right. */
+  live: { judged: number; right: number; accuracy: number | null };
+}
+
+export class Feedback {
+  readonly corrections: Corrections;
+  readonly refits: Refits;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly options: FeedbackOptions) {
+    let sha: Promise<string> | undefined;
+    const model = () => (sha ??= options.model());
+    this.refits = new Refits({ ...options, model });
+    this.corrections = new Corrections(options.store, {
+      retentionMs: options.retentionDays * DAY_MS,
+      onCorrection: (organization, example, count) => {
+        options.metrics?.corrected(example.sig.definition.capability);
+        this.refits.corrected(organization, example, count);
+      },
+    });
+    const forget = () =>
+      options.store
+        .forgetDecisions(new Date(Date.now() - options.retentionDays * DAY_MS).toISOString())
+        .catch((err: unknown) => options.log?.error('kept decisions not forgotten yet', { error: String(err) }));
+    void forget();
+    this.timer = setInterval(forget, FORGET_EVERY_MS);
+    this.timer.unref();
+  }
+
+  /** The heads that decide `organization`'s requests (every head when undefined), with live figures. */
+  async heads(organization?: string): Promise<HeadListing[]> {
+    const heads = this.options.heads?.list(organization) ?? [];
+    return Promise.all(
+      heads.map(async (h) => {
+        const { right, judged } = await this.options.store.headAccuracy(h.id, h.createdAt);
+        const accuracy = judged === 0 ? null : right / judged;
+        if (accuracy !== null) this.options.metrics?.headAccurate(h.id, accuracy);
+        return {
+          id: h.id,
+          capability: h.capability,
+          organization: h.organization || null,
+          examples: h.examples,
+          fitted_at: h.createdAt,
+          live: { judged, right, accuracy },
+        };
+      }),
+    );
+  }
+
+  /** Stops forgetting and refitting; a refit in progress stops at its next job, leaving the previous head. */
+  close(): void {
+    clearInterval(this.timer);
+    this.refits.close();
+  }
+}
