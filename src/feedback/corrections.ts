@@ -89,7 +89,8 @@ export class Corrections {
 /** A fit line sent whole: exactly cap, req and expect. */
 function wholeLine(fields: Record<string, unknown>): Record<string, unknown> & { expect?: unknown } {
   const extra = Object.keys(fields).find((k) => k !== 'cap' && k !== 'req' && k !== 'expect');
-  if (extra !== undefined) throw invalid(`${extra}: not a field of a correction ({"id", "expect"} or {"cap", "req", "expect"})`);
+  if (extra !== undefined)
+    throw invalid(`${extra}: not a field of a correction ({"id", "expect"} or {"cap", "req", "expect"})`);
   if (!('cap' in fields)) throw invalid('body: {"id", "expect"} or a fit line {"cap", "req", "expect"}');
   return fields;
 }

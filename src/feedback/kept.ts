@@ -60,7 +60,7 @@ export function draftsOf(capability: string, input: Req, body: unknown, heads?: 
 function flatResults(body: unknown): Result[] {
   const list = (body as { results?: unknown[] }).results;
   if (!list) return [body as Result];
-  return list.flatMap((r) => ((r as { results?: Result[] }).results ?? [r as Result]));
+  return list.flatMap((r) => (r as { results?: Result[] }).results ?? [r as Result]);
 }
 
 /** One request per result: one text (and for yes-no one statement), the rest as asked. */

@@ -150,7 +150,9 @@ export class Heads {
   /** Every head applied, or only those that decide `organization`'s requests. */
   list(organization?: string): Head[] {
     const all = [...this.heads.values()];
-    return organization === undefined ? all : all.filter((h) => h.organization === '' || h.organization === organization);
+    return organization === undefined
+      ? all
+      : all.filter((h) => h.organization === '' || h.organization === organization);
   }
 
   /** Reads the store again when it changed. */

@@ -181,7 +181,15 @@ export class PostgresStore implements Store {
         `INSERT INTO kept_decisions (id, organization, capability, line, answer, head, at)
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
          ON CONFLICT (id) DO NOTHING`,
-        [field('id'), field('organization'), field('capability'), field('line'), field('answer'), field('head'), field('at')],
+        [
+          field('id'),
+          field('organization'),
+          field('capability'),
+          field('line'),
+          field('answer'),
+          field('head'),
+          field('at'),
+        ],
       );
     });
   }

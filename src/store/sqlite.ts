@@ -95,7 +95,9 @@ export class SqliteStore implements Store {
     const insert = this.db.prepare(
       'INSERT OR IGNORE INTO usage (entry_id, request_id, key_id, organization, mode, route, input_tokens, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
-    const keep = this.db.prepare(`INSERT OR IGNORE INTO kept_decisions (${DECISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+    const keep = this.db.prepare(
+      `INSERT OR IGNORE INTO kept_decisions (${DECISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
     this.db.transaction(() => {
       for (const u of entries) {
         insert.run(u.entryId, u.requestId, u.keyId, u.organization, u.mode, u.route, u.inputTokens, u.at);
@@ -118,7 +120,15 @@ export class SqliteStore implements Store {
       .prepare(
         'INSERT OR REPLACE INTO corrections (id, organization, signature, line, head, was_right, at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       )
-      .run(c.id, c.organization, c.signature, c.line, c.head, c.right === null ? null : Number(c.right), normalise(c.at));
+      .run(
+        c.id,
+        c.organization,
+        c.signature,
+        c.line,
+        c.head,
+        c.right === null ? null : Number(c.right),
+        normalise(c.at),
+      );
   }
 
   async corrections(organization: string, signature: string): Promise<Correction[]> {
@@ -168,7 +178,9 @@ export class SqliteStore implements Store {
   // The replaced head becomes the previous version, in the same transaction.
   async saveHead(h: HeadRecord): Promise<void> {
     this.db.transaction(() => {
-      this.db.prepare(`INSERT OR REPLACE INTO previous_heads SELECT ${HEAD_FIELDS} FROM decision_heads WHERE id = ?`).run(h.id);
+      this.db
+        .prepare(`INSERT OR REPLACE INTO previous_heads SELECT ${HEAD_FIELDS} FROM decision_heads WHERE id = ?`)
+        .run(h.id);
       this.db
         .prepare(`INSERT OR REPLACE INTO decision_heads (${HEAD_FIELDS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
         .run(
@@ -188,7 +200,9 @@ export class SqliteStore implements Store {
   async rollbackHead(id: string): Promise<boolean> {
     return this.db.transaction(() => {
       const put = this.db
-        .prepare(`INSERT OR REPLACE INTO decision_heads (${HEAD_FIELDS}) SELECT ${HEAD_FIELDS} FROM previous_heads WHERE id = ?`)
+        .prepare(
+          `INSERT OR REPLACE INTO decision_heads (${HEAD_FIELDS}) SELECT ${HEAD_FIELDS} FROM previous_heads WHERE id = ?`,
+        )
         .run(id);
       this.db.prepare('DELETE FROM previous_heads WHERE id = ?').run(id);
       return put.changes === 1;

@@ -11,6 +11,7 @@ import { Probes } from '../../src/http/probes.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openAccess, type Access } from '../../src/auth/access.js';
+import { Feedback } from '../../src/feedback/feedback.js';
 import { fakeBinding, type FakeBehaviour, type FakeBinding } from './fake-binding.js';
 import { SMALL } from './server.js';
 
@@ -37,7 +38,13 @@ export async function startGatedServer(
   e.onSlotWait = (seconds) => access.metrics.slotWait(seconds);
   // As `decision-machine serve` has them: the probes, then the model's routes, ready.
   const probes = new Probes(() => access.ledger.connected);
-  const server = await serve([...probes.routes(), ...routes(decisions(e), access.gate).map(probes.tracked)], {
+  const feedback = new Feedback({
+    engine: e,
+    store: access.store,
+    model: async () => 'f'.repeat(64),
+    retentionDays: config.feedbackRetentionDays,
+  });
+  const server = await serve([...probes.routes(), ...routes(decisions(e), access.gate, feedback).map(probes.tracked)], {
     host: '127.0.0.1',
     port: 0,
     maxBodyBytes: config.maxBodyBytes,
@@ -51,6 +58,7 @@ export async function startGatedServer(
     binding,
     access,
     close: async () => {
+      feedback.close();
       server.close();
       await e.close();
       await access.close();
