@@ -2,10 +2,10 @@
 // decision-machine serve            start the HTTP service (fetches the model on first run)
 // decision-machine models ...       pull | list | verify (see src/models/cli.ts)
 // decision-machine keys ...         issue | list | revoke API keys (see src/auth/cli.ts)
-// decision-machine heads ...        list | show | remove fitted decision heads (see src/heads/cli.ts)
+// decision-machine heads ...        list | show | remove | rollback (src/heads/cli.ts); refit (src/cli/fit.ts)
 // decision-machine usage ...        requests, input tokens and price per organization and key
 // decision-machine decide CAP [FILE] one decision without a server (see src/cli/decide.ts)
-// decision-machine fit FILE          fit decision heads on labelled examples (see src/cli/fit.ts)
+// decision-machine fit FILE [--org]  fit decision heads on labelled examples (see src/cli/fit.ts)
 // decision-machine bench [...]       the throughput sweep: decisions/s and latency per setting (src/cli/bench.ts)
 import { loadConfig, ENV, type Config } from './config.js';
 import { createLogger } from './log.js';
@@ -19,7 +19,7 @@ import { keysCommand, usageCommand } from './auth/cli.js';
 import { headsCommand } from './heads/cli.js';
 import { redactUrl } from './store/store.js';
 import { decideCommand } from './cli/decide.js';
-import { fitCommand } from './cli/fit.js';
+import { fitCommand, refitCommand } from './cli/fit.js';
 import { benchCommand } from './cli/bench.js';
 import { Feedback } from './feedback/feedback.js';
 import { modelSha256 } from './models/identity.js';
@@ -32,10 +32,11 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'usage') return usageCommand(rest);
   if (command === 'decide') return decideCommand(rest);
   if (command === 'fit') return fitCommand(rest);
+  if (command === 'heads' && rest[0] === 'refit') return refitCommand(rest.slice(1));
   if (command === 'bench') return benchCommand(rest);
   if (command === 'serve' || command === undefined) return runServer();
   process.stderr.write(
-    'usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | heads list|show|remove | usage [...] | decide CAPABILITY [FILE] | fit FILE | bench [--help]\n',
+    'usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | heads list|show|remove|rollback|refit | usage [...] | decide CAPABILITY [FILE] | fit FILE | bench [--help]\n',
   );
   return 2;
 }
@@ -51,7 +52,7 @@ async function runServer(): Promise<number> {
   const log = createLogger(config.logLevel);
   log.info('configuration', { config: printable(config) });
   let service: Service | undefined;
-  let feedback: Feedback | undefined;
+  const learning: { feedback?: Feedback } = {}; // opened with the model, closed by the drain
   const access = await openAccess(config, () => service!.engine.stats(), log);
   const probes = new Probes(() => access.ledger.connected && (service?.heads?.loaded ?? true));
   if (config.auth === 'off') {
@@ -83,7 +84,7 @@ async function runServer(): Promise<number> {
     log.info('draining', { signal, phase: probes.phase });
     probes.drain();
     const finished = (async () => {
-      feedback?.close();
+      learning.feedback?.close();
       service?.heads?.close();
       await service?.engine.close();
       await probes.settled();
@@ -119,7 +120,7 @@ async function runServer(): Promise<number> {
     return 0;
   }
   service.engine.onSlotWait = (seconds) => access.metrics.slotWait(seconds);
-  feedback = new Feedback({
+  const feedback = (learning.feedback = new Feedback({
     engine: service.engine,
     store: access.store,
     heads: service.heads,
@@ -127,7 +128,7 @@ async function runServer(): Promise<number> {
     retentionDays: config.feedbackRetentionDays,
     log,
     metrics: access.metrics,
-  });
+  }));
   server.add(routes(service, access.gate, feedback).map(probes.tracked));
   probes.ready();
   log.info('ready', { model: service.engine.info.description });

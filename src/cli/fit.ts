@@ -7,16 +7,27 @@
 import { readFile } from 'node:fs/promises';
 import { DEFAULTS, loadConfig, type Config } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { fitHeads, parseExamples, type SignatureReport } from '../heads/fit.js';
+import { parseArgs } from 'node:util';
+import { fitHeads, parseExamples, readLine, type SignatureReport } from '../heads/fit.js';
 import { modelSha256 } from '../models/identity.js';
 import { openService } from '../service.js';
 import { openStore } from '../store/store.js';
 
-export const FIT_USAGE = 'usage: decision-machine fit FILE.jsonl   (lines of {"cap", "req", "expect"})';
+export const FIT_USAGE =
+  'usage: decision-machine fit FILE.jsonl [--org ORGANIZATION]   (lines of {"cap", "req", "expect"}; --org: heads that decide only that organization\'s requests)';
+export const REFIT_USAGE =
+  'usage: decision-machine heads refit SIGNATURE [--org ORGANIZATION]   (from the corrections sent to POST .../feedback)';
 
 export async function fitCommand(args: string[]): Promise<number> {
-  const [file, ...extra] = args;
-  if (file === undefined || extra.length > 0) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, allowPositionals: true, options: { org: { type: 'string' } } });
+  } catch (err) {
+    process.stderr.write(`decision-machine fit: ${(err as Error).message}\n${FIT_USAGE}\n`);
+    return 2;
+  }
+  const [file, ...extra] = parsed.positionals;
+  if (file === undefined || extra.length > 0 || parsed.values.org === '') {
     process.stderr.write(`${FIT_USAGE}\n`);
     return 2;
   }
@@ -44,6 +55,54 @@ export async function fitCommand(args: string[]): Promise<number> {
         store,
         model: await modelSha256(config),
         progress: process.stderr,
+        organization: parsed.values.org ?? '',
+      });
+      process.stdout.write(table(reports));
+    } finally {
+      await service.engine.close();
+    }
+  } finally {
+    await store.close();
+  }
+  return 0;
+}
+
+/**
+ * decision-machine heads refit SIGNATURE [--org ORG]: refits one decision from the corrections its
+ * organization sent (the deployment's without --org), at once, however few per outcome; stored
+ * only if it wins, as online. Exit 0 refitted (stored or not: the table says), 2 usage, 4 none.
+ */
+export async function refitCommand(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, allowPositionals: true, options: { org: { type: 'string' } } });
+  } catch (err) {
+    process.stderr.write(`decision-machine heads refit: ${(err as Error).message}\n${REFIT_USAGE}\n`);
+    return 2;
+  }
+  const [signature, ...extra] = parsed.positionals;
+  if (signature === undefined || extra.length > 0) {
+    process.stderr.write(`${REFIT_USAGE}\n`);
+    return 2;
+  }
+  const organization = parsed.values.org ?? '';
+  const config: Config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
+  const store = await openStore(config.databaseUrl);
+  try {
+    const examples = (await store.corrections(organization, signature)).map((c) => readLine(JSON.parse(c.line)));
+    if (examples.length === 0) {
+      process.stderr.write(
+        `decision-machine heads refit: no corrections of ${signature} for ${organization || 'the deployment'}\n`,
+      );
+      return 4;
+    }
+    const service = await openService(config);
+    try {
+      const reports = await fitHeads(service.engine, examples, {
+        store,
+        model: await modelSha256(config),
+        progress: process.stderr,
+        organization,
       });
       process.stdout.write(table(reports));
     } finally {

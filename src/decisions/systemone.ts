@@ -205,7 +205,7 @@ function labelsOf(q: Question & { type: 'choice' }): Label[] {
 }
 
 /** The capability decision a question asks, as a fitted head knows it; a noul asking nothing has none. */
-function definitionOf(q: Question): Definition | undefined {
+export function definitionOf(q: Question): Definition | undefined {
   if (q.type === 'noul') {
     return q.instructions == null
       ? undefined

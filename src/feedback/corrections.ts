@@ -65,20 +65,23 @@ export class Corrections {
 
   /** The fit line of a kept decision with the sent expect; 404 when the caller cannot correct it. */
   private async ofDecision(fields: Record<string, unknown>, organization: string) {
-    const { id, expect, ...rest } = fields;
+    const { id, expect, question, ...rest } = fields;
     if (typeof id !== 'string') throw invalid('id: the x-decision-id of the decision to correct, a string');
+    if (question !== undefined && (typeof question !== 'string' || question === ''))
+      throw invalid('question: the id of the System One question to correct, a string');
     const extra = Object.keys(rest)[0];
-    if (extra === 'question') throw invalid('question: System One decisions are not kept for correction yet');
-    if (extra !== undefined) throw invalid(`${extra}: not a field of a correction (id, expect)`);
+    if (extra !== undefined) throw invalid(`${extra}: not a field of a correction (id, expect, question)`);
     if (expect === null || typeof expect !== 'object' || Array.isArray(expect))
       throw invalid('expect: an object, as a fit line holds it (answer, label, path, level or matches)');
-    const kept = await stored(this.store.findDecision(id));
+    // A System One request keeps each question as `<id>/<question id>`.
+    const kept = await stored(this.store.findDecision(question === undefined ? id : `${id}/${question}`));
     const since = Date.now() - this.options.retentionMs;
     if (!kept || kept.organization !== organization || Date.parse(kept.at) < since) {
       const shown = id.length > 64 ? `${JSON.stringify(id.slice(0, 64))}…` : JSON.stringify(id);
+      const asked = question === undefined ? '' : ` (question ${JSON.stringify(String(question).slice(0, 64))})`;
       throw new ServiceError(
         'decision_not_found',
-        `decision ${shown} not found: unknown, made for another organization, or older than the retention of ${days(this.options.retentionMs)}`,
+        `decision ${shown}${asked} not found: unknown (a System One decision needs its question), made for another organization, or older than the retention of ${days(this.options.retentionMs)}`,
       );
     }
     const line = { ...(JSON.parse(kept.line) as Record<string, unknown>), expect };

@@ -5,6 +5,9 @@
 // (answer, extract, entities) have nothing a correction could teach.
 import { randomBytes } from 'node:crypto';
 import { HEAD_CAPABILITIES } from '../heads/signature.js';
+import type { Content, Question } from '../api/systemone.js';
+import type { Label } from '../decisions/labels.js';
+import { definitionOf, render, type Answers, type SystemOneAnswer } from '../decisions/systemone.js';
 
 /** A kept decision before the gate gives it its organization and time. */
 export interface DecisionDraft {
@@ -15,10 +18,15 @@ export interface DecisionDraft {
   head: string;
 }
 
-/** An answer's drafts, and whether it was a batch (its ids go in x-decision-ids). */
+/**
+ * An answer's drafts, and whether it was a batch (its ids go in x-decision-ids). `ids`, when
+ * given, are the ids the reply names instead (System One: one per state, its questions kept as
+ * `<id>/<question id>`).
+ */
 export interface Correctable {
   drafts: DecisionDraft[];
   list: boolean;
+  ids?: string[];
 }
 
 type Req = Record<string, unknown>;
@@ -74,6 +82,48 @@ function singleRequests(capability: string, input: Req): Req[] {
 }
 
 /** The header a reply carries its ids in: one result's x-decision-id, a batch's x-decision-ids. */
-export function decisionHeaders({ drafts, list }: Correctable): Record<string, string> {
-  return list ? { 'x-decision-ids': drafts.map((d) => d.id).join(',') } : { 'x-decision-id': drafts[0]!.id };
+export function decisionHeaders({ drafts, list, ids = drafts.map((d) => d.id) }: Correctable): Record<string, string> {
+  return list ? { 'x-decision-ids': ids.join(',') } : { 'x-decision-id': ids[0]! };
+}
+
+/**
+ * A System One answer's drafts: each question of each state kept as the typed decision it is (a
+ * noul as yes-no with its criteria as when_true/when_false, a choice as classify with the
+ * descriptions, a score as rate), under `<state's id>/<question id>`. A noul without instructions
+ * asks nothing of a text and is not kept.
+ */
+export function systemOneDrafts(
+  states: Content[],
+  questions: Record<string, Question>,
+  answers: Answers[],
+  list: boolean,
+): Correctable | undefined {
+  const ids = states.map(() => newDecisionId());
+  const drafts = states.map(render).flatMap((text, s) =>
+    Object.entries(questions).flatMap(([qid, q]) => {
+      const d = definitionOf(q);
+      if (!d) return [];
+      const { capability, ...fields } = d as Record<string, unknown> & { capability: string };
+      const req: Req = { text, ...fields };
+      if (capability === 'classify')
+        req.labels = Object.fromEntries((d as { labels: Label[] }).labels.map((l) => [l.name, l.description ?? '']));
+      return [
+        {
+          id: `${ids[s]}/${qid}`,
+          capability,
+          line: JSON.stringify({ cap: capability, req }),
+          answer: JSON.stringify(answerOf(answers[s]![qid]!)),
+          head: '',
+        },
+      ];
+    }),
+  );
+  return drafts.length === 0 ? undefined : { drafts, list, ids };
+}
+
+function answerOf(a: SystemOneAnswer): Record<string, unknown> {
+  if (a.type === 'noul') return { answer: a.noul >= 0.5 };
+  if (a.type === 'choice') return { label: a.choice };
+  const p = Object.entries(a.probabilities);
+  return { level: Number(p.reduce((best, x) => (x[1] > best[1] ? x : best))[0]) };
 }

@@ -3,8 +3,8 @@
 // `decision-machine heads refit`), off the request path:
 // - one refit at a time in a process, at a lower priority than requests: each job waits for an
 //   engine with no request admitted and runs alone (src/heads/fit.ts `politely`);
-// - one replica at a time per decision: a lease row in the store, which a replica that dies gives
-//   up when it expires;
+// - one replica at a time per decision: a lease row in the store, renewed while the refit runs, so
+//   a replica that dies gives it up within LEASE_MS;
 // - the same cross-validation and route check as `decision-machine fit`; the head is stored only
 //   if it wins, in one transaction that keeps the replaced version for `heads rollback`. A kill -9
 //   mid-refit leaves the previous head serving and its corrections stored: the next correction
@@ -18,7 +18,7 @@ import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 
 export const PER_OUTCOME = 8;
-const LEASE_MS = 10 * 60_000;
+const LEASE_MS = 30_000;
 const ROUTE_SECONDS = 20; // the route check's budget online (the CLI's is 60 s)
 const IDLE_POLL_MS = 5;
 
@@ -83,6 +83,7 @@ export class Refits {
     const lease = `refit:${organization}:${signature}`;
     const result = await (async (): Promise<RefitResult> => {
       if (!(await store.takeLease(lease, this.holder, LEASE_MS))) return 'skipped';
+      const renew = setInterval(() => void store.takeLease(lease, this.holder, LEASE_MS).catch(() => {}), LEASE_MS / 3);
       try {
         const examples = (await store.corrections(organization, signature)).map((c) => readLine(JSON.parse(c.line)));
         if (examples.length === 0) return 'skipped';
@@ -101,6 +102,7 @@ export class Refits {
         await this.options.heads?.reload();
         return 'stored';
       } finally {
+        clearInterval(renew);
         await store.releaseLease(lease, this.holder).catch(() => {});
       }
     })().catch((err: unknown) => {

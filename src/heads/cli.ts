@@ -1,12 +1,16 @@
 // Operator commands over the fitted decision heads in the configured store (DM_DATABASE_URL):
-//   heads list [--json]     id, capability, examples, model, date and what decision each one makes
+//   heads list [--json]     id, whose, capability, examples, live accuracy, model, date and decision
 //   heads show HEAD_ID      the record as JSON, without its weights (their size in bytes instead)
 //   heads remove HEAD_ID    requests asking that decision are read zero-shot again
+//   heads rollback HEAD_ID  the version the last fit or refit replaced serves again
+// (`heads refit` needs the model: src/cli/fit.ts)
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { fail, table, withStore } from '../auth/cli.js';
 
-const USAGE = 'usage: decision-machine heads list [--json] | show HEAD_ID | remove HEAD_ID';
+const USAGE =
+  'usage: decision-machine heads list [--json] | show HEAD_ID | remove HEAD_ID | rollback HEAD_ID | refit SIGNATURE [--org ORG]';
+const VERBS = ['list', 'show', 'remove', 'rollback'];
 
 export async function headsCommand(args: string[]): Promise<number> {
   const [verb, ...rest] = args;
@@ -15,25 +19,35 @@ export async function headsCommand(args: string[]): Promise<number> {
     allowPositionals: true,
     options: { json: { type: 'boolean', default: false } },
   });
-  if (verb !== 'list' && verb !== 'show' && verb !== 'remove') return fail(USAGE);
+  if (!VERBS.includes(verb ?? '')) return fail(USAGE);
   const id = positionals[0];
   if (verb !== 'list' && !id) return fail(`usage: decision-machine heads ${verb} HEAD_ID`);
   return withStore(loadConfig().databaseUrl, async (store) => {
     if (verb === 'list') {
-      const heads = await store.listHeads();
+      // Live: the head's decisions judged by corrections that came after it was fitted.
+      const heads = await Promise.all(
+        (await store.listHeads()).map(async (h) => ({ ...h, live: await store.headAccuracy(h.id, h.createdAt) })),
+      );
       if (values.json) process.stdout.write(`${JSON.stringify(heads, null, 2)}\n`);
       else
         table(
-          ['id', 'capability', 'examples', 'model', 'created', 'decision'],
+          ['id', 'organization', 'capability', 'examples', 'live', 'model', 'created', 'decision'],
           heads.map((h) => [
             h.id,
+            h.organization || '(deployment)',
             h.capability,
             String(h.examples),
+            h.live.judged === 0 ? '-' : `${((100 * h.live.right) / h.live.judged).toFixed(1)}% of ${h.live.judged}`,
             h.model.slice(0, 12),
             h.createdAt,
             describeSignature(h.signature),
           ]),
         );
+      return 0;
+    }
+    if (verb === 'rollback') {
+      if (!(await store.rollbackHead(id!))) return fail(`no previous version of ${id}`);
+      process.stderr.write(`${id}: the previous version serves again (replicas within 5 s)\n`);
       return 0;
     }
     if (verb === 'show') {

@@ -20,6 +20,7 @@ import {
   ValidationErrorBody,
 } from '../api/systemone.js';
 import { TranscriptionResponse } from '../api/transcription.js';
+import { FeedbackRequest, FeedbackResponse, HeadList } from '../api/feedback.js';
 import { Type } from '@sinclair/typebox';
 import { addOperations } from './openapi-operations.js';
 
@@ -39,6 +40,18 @@ const INFERENCE_MS = {
   'x-inference-ms': {
     description: "the decision's time on the server, ms (waiting for a slot included)",
     schema: { type: 'integer' },
+  },
+};
+
+const DECISION_IDS = {
+  'x-decision-id': {
+    description:
+      'yes-no, classify, classify-tree, rate, verify: the id to correct this decision with (POST .../feedback)',
+    schema: { type: 'string' },
+  },
+  'x-decision-ids': {
+    description: "a batch's decision ids, in result order, comma-separated",
+    schema: { type: 'string' },
   },
 };
 
@@ -94,6 +107,7 @@ export function openapiDocument(
               'x-input-chars': { description: 'input characters', schema: { type: 'integer' } },
               'x-input-tokens': { description: 'input tokens billed for this call', schema: { type: 'integer' } },
               ...INFERENCE_MS,
+              ...DECISION_IDS,
             },
             content: { 'application/json': { schema: hoist(c.response) } },
           },
@@ -237,6 +251,26 @@ export function openapiDocument(
           content: { 'application/json': { schema: hoist(Models) } },
         },
       },
+    },
+  };
+  paths[`${CAPABILITY_PREFIX}/feedback`] = {
+    post: {
+      operationId: 'feedback',
+      summary: 'Correct a decision: its head is refitted from the corrections (docs/operations.md)',
+      requestBody: { required: true, content: { 'application/json': { schema: hoist(FeedbackRequest) } } },
+      responses: {
+        202: { description: 'stored', content: { 'application/json': { schema: hoist(FeedbackResponse) } } },
+        400: error('invalid_request: the field at fault named (a label off the set, a level off the scale...)'),
+        404: error("decision_not_found: unknown, another organization's, or older than the retention"),
+        503: error('store_unavailable: the database is away; nothing was stored'),
+      },
+    },
+  };
+  paths['/v1/heads'] = {
+    get: {
+      operationId: 'listHeads',
+      summary: "The heads that decide the caller's requests, with their live accuracy",
+      responses: { 200: { description: 'the heads', content: { 'application/json': { schema: hoist(HeadList) } } } },
     },
   };
   paths['/v1/models/{id}'] = {

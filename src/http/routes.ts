@@ -58,7 +58,8 @@ const SYSTEM_ONE_LISTING = SYSTEM_ONE_MODELS.map((name) => ({
 
 /**
  * Every route. Routes under /v1 (whoever adds them) pass through the gate: key check, rate
- * limit, usage ledger; with `feedback`, the correction routes (src/http/feedback.ts). `/`, `/openapi.json`, `/docs` and `/metrics` are public.
+ * limit, usage ledger; with `feedback`, the correction routes (src/http/feedback.ts). `/`,
+ * `/openapi.json`, `/docs` and `/metrics` are public.
  */
 export function routes(service: Service, gate: Gate = new Gate(), feedback?: Feedback): Route[] {
   const access = {

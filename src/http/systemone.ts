@@ -21,6 +21,7 @@ import { MODEL_ID, SYSTEM_ONE_MODELS } from '../api/models.js';
 import { parseJson } from './json.js';
 import { itemsOf, modelRoute, type ModelReply } from './model-route.js';
 import type { ApiRequest, Route } from './types.js';
+import { systemOneDrafts } from '../feedback/kept.js';
 
 export function systemOneRoutes(systemOne: SystemOne, engine: Engine): Route[] {
   const single = compile(SystemOneRequest, { dialect: SYSTEM_ONE_DIALECT.single });
@@ -34,7 +35,8 @@ export function systemOneRoutes(systemOne: SystemOne, engine: Engine): Route[] {
       read: (req) => checkModel(single(body(req))),
       run: async (input, signal) => {
         const out = await systemOne.run([input.state], input.questions, signal);
-        return reply({ model: MODEL_ID, answers: out.body[0], usage: usage(out.inputTokens) }, out);
+        const decisions = systemOneDrafts([input.state], input.questions, out.body, false);
+        return { ...reply({ model: MODEL_ID, answers: out.body[0], usage: usage(out.inputTokens) }, out), decisions };
       },
     }),
     modelRoute(engine, {
@@ -44,7 +46,8 @@ export function systemOneRoutes(systemOne: SystemOne, engine: Engine): Route[] {
       run: async (input, signal) => {
         const out = await systemOne.run(input.states, input.questions, signal);
         const results = out.body.map((answers) => ({ answers }));
-        return reply({ model: MODEL_ID, results, usage: usage(out.inputTokens) }, out);
+        const decisions = systemOneDrafts(input.states, input.questions, out.body, true);
+        return { ...reply({ model: MODEL_ID, results, usage: usage(out.inputTokens) }, out), decisions };
       },
     }),
   ];

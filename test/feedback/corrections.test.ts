@@ -125,6 +125,36 @@ t.test(
   },
 );
 
+t.test('a System One answer: one id for its questions, each corrected by its question id', async (t) => {
+  const asked = await post(
+    `${server.url}/v1/systemone`,
+    {
+      model: 'decision-machine-1',
+      state: 'I was charged twice for my March invoice.',
+      questions: {
+        refund: { type: 'noul', instructions: 'The customer wants money back.' },
+        team: { type: 'choice', criteria: { Billing: 'payments and invoices', Tech: null } },
+        anger: { type: 'score', criteria: ['calm', 'annoyed', 'furious'] },
+      },
+    },
+    as(acme),
+  );
+  t.equal(asked.status, 200, asked.text);
+  const id = asked.headers.get('x-decision-id')!;
+  t.match(id, /^dec_[0-9a-f]{24}$/);
+  const team = await post(route('feedback'), { id, question: 'team', expect: { label: 'Billing' } }, as(acme));
+  t.equal(team.status, 202, team.text);
+  t.match(team.json, { capability: 'classify', decision: `${id}/team` });
+  const kept = await store.findDecision(`${id}/team`);
+  t.same(JSON.parse(kept!.line).req.labels, { Billing: 'payments and invoices', Tech: '' }, 'kept as classify');
+  const anger = await post(route('feedback'), { id, question: 'anger', expect: { level: 3 } }, as(acme));
+  t.equal(anger.status, 400, 'a level off the score scale');
+  t.match(anger.json.error.message, /expect\.level/);
+  const none = await post(route('feedback'), { id, expect: { answer: true } }, as(acme));
+  t.equal(none.status, 404, 'without its question');
+  t.match(none.json.error.message, /needs its question/);
+});
+
 t.test('GET /v1/heads: the caller sees its own and the deployment heads only', async (t) => {
   const res = await fetch(`${server.url}/v1/heads`, as(globex));
   t.equal(res.status, 200);

@@ -19,6 +19,12 @@ export const EXAMPLES: Readonly<Record<string, unknown>> = {
     states: [text, 'hello'],
     questions: { level: { type: 'score', criteria: ['low', 'high'] } },
   },
+  // A whole fit line: a correction for a decision the service never made.
+  [`${CAPABILITY_PREFIX}/feedback`]: {
+    cap: 'classify',
+    req: { text, labels: ['payment', 'greeting'] },
+    expect: { label: 'payment' },
+  },
   '/v1/chat/completions': {
     model: 'decision-machine-1',
     messages: [{ role: 'user', content: text }],

@@ -1,0 +1,169 @@
+// Decisions that learn from use, on the real model behind the real gate (keys on): two
+// organizations route texts about the sea and about fire with labels "red" and "blue", and correct
+// the decisions through POST .../feedback in opposite ways (acme: sea is red; globex: sea is
+// blue). At 8 corrections per outcome each organization's head is refitted online and decides its
+// own requests, named in x-decision-head with its organization; neither decides the other's.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Engine } from '../../src/engine/engine.js';
+import { decisions } from '../../src/service.js';
+import { routes } from '../../src/http/routes.js';
+import { serve } from '../../src/http/uws.js';
+import { createLogger } from '../../src/log.js';
+import { loadConfig } from '../../src/config.js';
+import { openAccess } from '../../src/auth/access.js';
+import { issueKey } from '../../src/auth/keys.js';
+import { Heads } from '../../src/heads/heads.js';
+import { Feedback } from '../../src/feedback/feedback.js';
+import { testModelPath } from '../helpers/model.js';
+import { post } from '../helpers/server.js';
+
+// Every correction is a decision first, and each refit reads its examples: minutes on 2 cores.
+t.setTimeout(1_500_000);
+
+const SEA = [
+  'The waves crashed against the harbour wall all night.',
+  'We sailed past the lighthouse as the tide went out.',
+  'Dolphins followed the boat across the bay.',
+  'Salt spray covered the deck of the fishing trawler.',
+  'The coral reef lies ten metres below the surface.',
+  'A storm at sea tore the sails of the yacht.',
+  'The ferry crossed the strait in choppy water.',
+  'Seagulls circled over the beach at low tide.',
+  'Whales were spotted off the coast this morning.',
+  'The divers explored a shipwreck on the ocean floor.',
+];
+const FIRE = [
+  'Flames spread through the dry forest overnight.',
+  'The firefighters put out the blaze in the warehouse.',
+  'Smoke rose from the burning barn across the field.',
+  'The campfire crackled and sent sparks into the air.',
+  'A chimney fire damaged the roof of the cottage.',
+  'Embers from the bonfire set the hedge alight.',
+  'The kitchen filled with smoke when the pan caught fire.',
+  'Wildfires forced hundreds of families to leave their homes.',
+  'The candle tipped over and the curtains went up in flames.',
+  'Firefighters fought the blaze at the paint factory for hours.',
+];
+const LABELS = ['red', 'blue'];
+const MODEL = 'b'.repeat(64);
+
+const dir = mkdtempSync(join(tmpdir(), 'dm-feedback-model-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const log = createLogger('silent');
+const config = loadConfig(
+  {},
+  { auth: 'on', databaseUrl: join(dir, 'service.db'), journalDir: join(dir, 'journal'), rateLimit: 0 },
+);
+const engine = await Engine.open({
+  modelPath: await testModelPath(),
+  slots: 1,
+  threads: 2,
+  queue: 4,
+  contextSize: 2048,
+  batchSize: 256,
+  promptCacheMiB: 64,
+});
+const access = await openAccess(config, () => engine.stats(), log);
+const heads = await Heads.open(access.store, MODEL, engine.hiddenSize, () => {});
+const feedback = new Feedback({ engine, store: access.store, heads, model: async () => MODEL, retentionDays: 7 });
+const server = await serve(routes(decisions(engine, heads), access.gate, feedback), {
+  host: '127.0.0.1',
+  port: 0,
+  maxBodyBytes: 64 * 1024,
+  log,
+});
+t.teardown(async () => {
+  server.close();
+  feedback.close();
+  await feedback.refits.settled();
+  heads.close();
+  await engine.close();
+  await access.close();
+});
+const url = `http://127.0.0.1:${server.port}/v1`;
+const keys = {
+  acme: (await issueKey(access.store, 'prod', 'acme')).key,
+  globex: (await issueKey(access.store, 'prod', 'globex')).key,
+};
+type Org = keyof typeof keys;
+const as = (org: Org) => ({ headers: { authorization: `Bearer ${keys[org]}`, 'content-type': 'application/json' } });
+const classify = async (org: Org, text: string) => {
+  const res = await post(`${url}/decision-machine-1/classify`, { text, labels: LABELS }, as(org));
+  return {
+    id: res.headers.get('x-decision-id')!,
+    head: res.headers.get('x-decision-head'),
+    label: res.json.label as string,
+  };
+};
+
+/** Decides and corrects 8 texts of each kind; resolves with the ms from the last 202 to a head deciding. */
+async function teach(org: Org, sea: string, fire: string): Promise<number> {
+  let last = 0;
+  for (let i = 0; i < 8; i++) {
+    for (const [text, label] of [
+      [SEA[i]!, sea],
+      [FIRE[i]!, fire],
+    ] as const) {
+      const decided = await classify(org, text);
+      const res = await post(`${url}/decision-machine-1/feedback`, { id: decided.id, expect: { label } }, as(org));
+      if (res.status !== 202) throw new Error(`feedback ${res.status}: ${res.text}`);
+      last = performance.now();
+    }
+  }
+  for (;;) {
+    const r = await classify(org, SEA[9]!);
+    if (r.head) return performance.now() - last;
+    if (performance.now() - last > 600_000) throw new Error(`${org}: no head after 600 s`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+t.test('two organizations teach the same decision in opposite ways; each gets its own answers', async (t) => {
+  const acmeMs = await teach('acme', 'red', 'blue');
+  t.comment(`acme: from the correction completing 8 per outcome to its head deciding: ${(acmeMs / 1000).toFixed(1)} s`);
+  t.ok(acmeMs <= 60_000, `acme's head within 60 s (${(acmeMs / 1000).toFixed(1)} s)`);
+  const globexMs = await teach('globex', 'blue', 'red');
+  t.comment(`globex: ${(globexMs / 1000).toFixed(1)} s`);
+
+  for (const [text, acme, globex] of [
+    [SEA[8]!, 'red', 'blue'],
+    [SEA[9]!, 'red', 'blue'],
+    [FIRE[8]!, 'blue', 'red'],
+    [FIRE[9]!, 'blue', 'red'],
+  ] as const) {
+    const a = await classify('acme', text);
+    const g = await classify('globex', text);
+    t.equal(a.label, acme, `acme: ${text}`);
+    t.equal(g.label, globex, `globex: ${text}`);
+    t.match(a.head, /^head_[0-9a-f]{16}; organization=acme$/);
+    t.match(g.head, /^head_[0-9a-f]{16}; organization=globex$/);
+  }
+
+  const listed = async (org: Org) =>
+    (
+      (await (await fetch(`${url}/heads`, as(org))).json()) as {
+        data: { id: string; organization: string; examples: number }[];
+      }
+    ).data;
+  const [acmeHead] = await listed('acme');
+  t.same(
+    (await listed('acme')).map((h) => [h.organization, h.examples]),
+    [['acme', 16]],
+    'acme sees its own head only',
+  );
+  t.same(
+    (await listed('globex')).map((h) => h.organization),
+    ['globex'],
+  );
+
+  // A correction that confirms what the head answered counts for its live accuracy.
+  const decided = await classify('acme', SEA[8]!);
+  await post(`${url}/decision-machine-1/feedback`, { id: decided.id, expect: { label: 'red' } }, as('acme'));
+  const after = ((await listed('acme')) as unknown as { id: string; live: { judged: number; right: number } }[]).find(
+    (h) => h.id === acmeHead!.id,
+  )!;
+  t.same(after.live, { judged: 1, right: 1, accuracy: 1 }, 'live: one decision judged since the fit, right');
+});

@@ -1,0 +1,146 @@
+// `decision-machine serve` on the real model, killed -9 in the middle of an online refit: after a
+// restart the previous head serves (the same version, nothing half-written, the store intact),
+// and the refit starts again once its lease has expired and a correction asks for it.
+import t from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { freePort } from '../helpers/databases.js';
+import { testModelPath } from '../helpers/model.js';
+
+t.setTimeout(1_200_000);
+
+const SEA = [
+  'The waves crashed against the harbour wall all night.',
+  'We sailed past the lighthouse as the tide went out.',
+  'Dolphins followed the boat across the bay.',
+  'Salt spray covered the deck of the fishing trawler.',
+  'The coral reef lies ten metres below the surface.',
+  'A storm at sea tore the sails of the yacht.',
+  'The ferry crossed the strait in choppy water.',
+  'Seagulls circled over the beach at low tide.',
+  'Whales were spotted off the coast this morning.',
+  'The divers explored a shipwreck on the ocean floor.',
+];
+const FIRE = [
+  'Flames spread through the dry forest overnight.',
+  'The firefighters put out the blaze in the warehouse.',
+  'Smoke rose from the burning barn across the field.',
+  'The campfire crackled and sent sparks into the air.',
+  'A chimney fire damaged the roof of the cottage.',
+  'Embers from the bonfire set the hedge alight.',
+  'The kitchen filled with smoke when the pan caught fire.',
+  'Wildfires forced hundreds of families to leave their homes.',
+  'The candle tipped over and the curtains went up in flames.',
+  'Firefighters fought the blaze at the paint factory for hours.',
+];
+const LABELS = ['red', 'blue'];
+
+const cli = new URL('../../src/cli.js', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'dm-refit-crash-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const database = join(dir, 'service.db');
+const url = `http://127.0.0.1:${await freePort()}`;
+const modelPath = await testModelPath();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function start(): Promise<ChildProcess> {
+  const child = spawn('node', [cli, 'serve'], {
+    env: {
+      ...process.env,
+      PORT: new URL(url).port,
+      DM_MODEL_PATH: modelPath,
+      DM_ENCODER: 'none',
+      DM_AUDIO: 'off',
+      DM_SLOTS: '1',
+      DM_DATABASE_URL: database,
+      DM_JOURNAL_DIR: join(dir, 'journal'),
+      DM_LOG_LEVEL: 'error',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  t.teardown(() => void child.kill('SIGKILL'));
+  const started = performance.now();
+  while (performance.now() - started < 180_000 && child.exitCode === null) {
+    const ready = await fetch(`${url}/ready`).catch(() => undefined);
+    if (ready?.status === 200) return child;
+    await sleep(200);
+  }
+  throw new Error('the service did not get ready');
+}
+
+const correct = async (text: string, label: string) => {
+  const res = await fetch(`${url}/v1/decision-machine-1/feedback`, {
+    method: 'POST',
+    body: JSON.stringify({ cap: 'classify', req: { text, labels: LABELS }, expect: { label } }),
+  });
+  if (res.status !== 202) throw new Error(`feedback ${res.status}: ${await res.text()}`);
+};
+const listed = async () =>
+  ((await (await fetch(`${url}/v1/heads`)).json()) as { data: { id: string; examples: number; fitted_at: string }[] })
+    .data;
+async function until<T>(what: string, read: () => Promise<T | undefined>, ms = 600_000): Promise<T> {
+  const started = performance.now();
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (performance.now() - started > ms) throw new Error(`${what}: not within ${ms / 1000} s`);
+    await sleep(250);
+  }
+}
+const leases = () => {
+  const db = new Database(database, { readonly: true });
+  try {
+    return (db.prepare('SELECT COUNT(*) AS n FROM leases').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+};
+
+t.test('kill -9 during a refit: the previous head serves, nothing half-written, the refit starts again', async (t) => {
+  let child = await start();
+  for (let i = 0; i < 8; i++) {
+    await correct(SEA[i]!, 'red');
+    await correct(FIRE[i]!, 'blue');
+  }
+  const first = await until('the first head', async () => (await listed())[0]);
+  t.equal(first.examples, 16, 'fitted on 8 corrections per label');
+
+  // 16 more (the same texts again, corrected the same way): 32, twice as many, starts a refit.
+  for (let i = 0; i < 8; i++) {
+    await correct(`${SEA[i]!} Again.`, 'red');
+    await correct(`${FIRE[i]!} Again.`, 'blue');
+  }
+  await until('the refit under way (its lease taken)', async () => (leases() > 0 ? true : undefined), 60_000);
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child.once('exit', resolve));
+  const killed = performance.now();
+
+  const db = new Database(database, { readonly: true });
+  t.equal(db.pragma('integrity_check', { simple: true }), 'ok', 'the store intact');
+  db.close();
+  child = await start();
+  const after = await listed();
+  t.same(
+    after.map((h) => [h.id, h.examples, h.fitted_at]),
+    [[first.id, 16, first.fitted_at]],
+    'the previous head serves: same version, no partial row',
+  );
+  const res = await fetch(`${url}/v1/decision-machine-1/classify`, {
+    method: 'POST',
+    body: JSON.stringify({ text: SEA[9], labels: LABELS }),
+  });
+  t.equal(res.headers.get('x-decision-head'), first.id, 'and decides');
+
+  // The dead process's lease expires within 30 s; the next correction past the threshold refits.
+  await sleep(Math.max(0, 31_000 - (performance.now() - killed)));
+  await correct(SEA[8]!, 'red');
+  const refitted = await until('the refit after the restart', async () =>
+    (await listed()).find((h) => h.examples === 33),
+  );
+  t.not(refitted.fitted_at, first.fitted_at, 'a new version from all 33 corrections');
+  t.equal(refitted.id, first.id);
+  child.kill('SIGKILL');
+});
