@@ -29,7 +29,8 @@ export type ClassifyResult = Static<typeof ClassifyResultSchema>;
 const ORDERS = 3;
 const CLOSE = Math.log(3);
 // A set longer than the classify route allows (System One's choices take up to 255 options) is read
-// once: its second reading would be three more listings of it, minutes of prefill on 2 cores.
+// once, without the content-free prior or the second reading: each is another prefill of the whole
+// listing (4,000 tokens for 255 options), minutes on 2 cores.
 const REREAD_LABELS = 64;
 
 /** The labels in an order of their own, whatever order they came in: by FNV-1a hash of the name. */
@@ -133,8 +134,9 @@ export class Classify {
     const { question, evidence, first: given } = asked;
     const withEvidence = (z: number[], i: number): number[] => (evidence ? z.map((x, k) => x + evidence[i]![k]!) : z);
     if (this.readout) return this.readOut(this.readout, score, texts, labels, withEvidence);
+    const long = labels.length > REREAD_LABELS;
     const [prior, scored] = await Promise.all([
-      this.priors.of(labels, question),
+      long ? labels.map(() => 0) : this.priors.of(labels, question),
       given ? undefined : score(texts.map((t) => this.job(t, labels, question))),
     ]);
     const first = (given ?? scored!.map((r) => r.logprobs)).map((row) => calibrated(row, prior));
@@ -142,7 +144,7 @@ export class Classify {
     // A small model prefers labels by their place in the list; where the first reading is close,
     // the labels are read again in the set's own orders and the decision is their average.
     const close = texts.flatMap((_, i) =>
-      labels.length > 2 && labels.length <= REREAD_LABELS && gap(withEvidence(first[i]!, i)) < CLOSE ? [i] : [],
+      labels.length > 2 && !long && gap(withEvidence(first[i]!, i)) < CLOSE ? [i] : [],
     );
     if (close.length > 0) {
       const [setPrior, again] = await Promise.all([
