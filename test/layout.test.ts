@@ -21,6 +21,7 @@ const FOLDER_ORDER = [
   'bench',
   'service',
   'http',
+  'feedback',
   'heads',
   'auth',
   'store',

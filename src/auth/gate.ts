@@ -7,10 +7,10 @@ import { ServiceError, storeUnavailable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Ledger } from '../store/ledger.js';
+import type { KeptDecision } from '../store/store.js';
 import { PUBLIC, type KeyChecker, type Principal } from './checker.js';
 import type { Limiter, TokenMeter } from './limiter.js';
 import type { InflightCap } from './inflight.js';
-import { decisionHeaders, type Correctable } from '../feedback/kept.js';
 
 export interface GateOptions {
   /** Checks bearer keys; absent means key checking is off and every caller is PUBLIC. */
@@ -44,8 +44,8 @@ export interface Delivered {
   route: string;
   /** Input tokens billed; absent for a reply that bills nothing (an error, a public route). */
   inputTokens?: number;
-  /** The reply's correctable decisions (src/feedback/kept.ts). */
-  decisions?: Correctable;
+  /** The reply's correctable decisions (src/feedback/kept.ts), kept with its row when keepsDecisions. */
+  decisions?: Omit<KeptDecision, 'organization' | 'at'>[];
 }
 
 export class Gate {
@@ -57,6 +57,11 @@ export class Gate {
 
   get limitsRate(): boolean {
     return this.checksKeys && this.options.limiter !== undefined;
+  }
+
+  /** Whether replies' correctable decisions are kept (DM_FEEDBACK_RETENTION above 0). */
+  get keepsDecisions(): boolean {
+    return this.options.keepDecisions === true;
   }
 
   get limitsTokens(): boolean {
@@ -122,7 +127,7 @@ export class Gate {
     }
     if (tokens !== undefined) {
       const at = new Date().toISOString();
-      const kept = this.options.keepDecisions ? delivered.decisions : undefined;
+      const kept = this.keepsDecisions ? delivered.decisions : undefined;
       const entry = {
         entryId: randomUUID(),
         requestId: delivered.requestId,
@@ -132,9 +137,8 @@ export class Gate {
         route: delivered.route,
         inputTokens: tokens,
         at,
-        ...(kept ? { decisions: kept.drafts.map((d) => ({ ...d, organization: teacher(this, principal), at })) } : {}),
+        ...(kept ? { decisions: kept.map((d) => ({ ...d, organization: teacher(this, principal), at })) } : {}),
       };
-      if (kept) headers = { ...headers, ...decisionHeaders(kept) };
       // The response waits for its row to be in the store or durably in the journal, so the
       // ledger never misses a delivered answer. When neither can take it (a full disk while the
       // database is away) the answer is withheld: 503, retried later, and nothing unbilled leaves.

@@ -1,6 +1,7 @@
 // Wraps a /v1 route with the key gate (src/auth/gate.ts): the gate is handed the caller's key, the
 // route's cost and the reply's billing, so it knows no route, body or header of this layer.
 import { teacher, type Gate } from '../auth/gate.js';
+import { decisionHeaders } from '../feedback/kept.js';
 import type { Route } from './types.js';
 
 export function guarded(route: Route, gate: Gate): Route {
@@ -13,12 +14,15 @@ export function guarded(route: Route, gate: Gate): Route {
       req.organization = teacher(gate, pass.principal);
       const reply = await route.handler(req).finally(pass.release);
       const delivered = reply.status >= 200 && reply.status < 300; // 202: a correction stored
-      const headers = await gate.leave(pass, {
+      // Decisions kept with the usage row; their ids are sent only once it is written (or journalled).
+      const kept = delivered && gate.keepsDecisions ? reply.decisions : undefined;
+      const billed = await gate.leave(pass, {
         requestId: req.id,
         route: route.path,
         inputTokens: delivered ? reply.billing?.inputTokens : undefined,
-        decisions: delivered ? reply.decisions : undefined,
+        decisions: kept?.drafts,
       });
+      const headers = kept ? { ...billed, ...decisionHeaders(kept) } : billed;
       return Object.keys(headers).length === 0 ? reply : { ...reply, headers: { ...reply.headers, ...headers } };
     },
   };

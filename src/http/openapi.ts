@@ -23,6 +23,7 @@ import { TranscriptionResponse } from '../api/transcription.js';
 import { FeedbackRequest, FeedbackResponse, HeadList } from '../api/feedback.js';
 import { Type } from '@sinclair/typebox';
 import { addOperations } from './openapi-operations.js';
+import { HEAD_CAPABILITIES } from '../heads/signature.js';
 
 type Json = Record<string, unknown>;
 
@@ -43,14 +44,16 @@ const INFERENCE_MS = {
   },
 };
 
+// One or the other (a single result, a batch), and neither when decisions are not kept.
 const DECISION_IDS = {
   'x-decision-id': {
-    description:
-      'yes-no, classify, classify-tree, rate, verify: the id to correct this decision with (POST .../feedback)',
+    description: 'the id to correct this decision with (POST .../feedback), when decisions are kept',
+    required: false,
     schema: { type: 'string' },
   },
   'x-decision-ids': {
     description: "a batch's decision ids, in result order, comma-separated",
+    required: false,
     schema: { type: 'string' },
   },
 };
@@ -107,7 +110,7 @@ export function openapiDocument(
               'x-input-chars': { description: 'input characters', schema: { type: 'integer' } },
               'x-input-tokens': { description: 'input tokens billed for this call', schema: { type: 'integer' } },
               ...INFERENCE_MS,
-              ...DECISION_IDS,
+              ...((HEAD_CAPABILITIES as readonly string[]).includes(c.name) ? DECISION_IDS : {}),
             },
             content: { 'application/json': { schema: hoist(c.response) } },
           },
@@ -262,6 +265,7 @@ export function openapiDocument(
         202: { description: 'stored', content: { 'application/json': { schema: hoist(FeedbackResponse) } } },
         400: error('invalid_request: the field at fault named (a label off the set, a level off the scale...)'),
         404: error("decision_not_found: unknown, another organization's, or older than the retention"),
+        413: error('payload_too_large'),
         503: error('store_unavailable: the database is away; nothing was stored'),
       },
     },
@@ -341,7 +345,7 @@ function guarded(op: Json, access: AccessPolicy, error: (description: string, he
     responses[401] ??= error(
       'missing_api_key (no bearer header) or invalid_api_key (malformed, unknown or revoked key)',
     );
-  const ok = responses[200] as Json;
+  const ok = (responses[200] ?? responses[202]) as Json;
   if (access.rateLimit) {
     ok.headers = {
       ...(ok.headers as Json),

@@ -27,7 +27,7 @@ const model = '0123456789abcdef'.repeat(4);
 t.test('no heads, unknown ids', async (t) => {
   const list = await run('heads', 'list');
   t.equal(list.code, 0);
-  t.equal(list.stdout, 'id  capability  examples  model  created  decision\n', 'the header alone');
+  t.equal(list.stdout, 'id  organization  capability  examples  live  model  created  decision\n', 'the header alone');
   t.equal((await run('heads', 'list', '--json')).stdout.trim(), '[]');
   const shown = await run('heads', 'show', id);
   t.equal(shown.code, 2);
@@ -59,8 +59,10 @@ t.test('a stored head: listed, shown, removed', async (t) => {
   t.equal(list.code, 0);
   t.match(
     list.stdout.split('\n')[1],
-    new RegExp(`^${id}  classify    24        0123456789ab  2026-11-28T22:00:00.000Z  3 labels: billing, bug, other$`),
-    'id, capability, examples, the model sha cut to 12, date, the labels',
+    new RegExp(
+      `^${id}  \\(deployment\\)  classify    24        -     0123456789ab  2026-11-28T22:00:00.000Z  3 labels: billing, bug, other$`,
+    ),
+    'id, whose, capability, examples, live accuracy, the model sha cut to 12, date, the labels',
   );
   t.notOk(list.stdout.includes(model), 'the model sha is cut');
   t.same(
@@ -73,6 +75,7 @@ t.test('a stored head: listed, shown, removed', async (t) => {
   t.same(JSON.parse(shown.stdout), {
     id,
     capability: 'classify',
+    organization: '',
     model,
     createdAt: '2026-11-28T22:00:00.000Z',
     examples: 24,
