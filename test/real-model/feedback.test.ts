@@ -123,8 +123,8 @@ async function teach(org: Org, sea: string, fire: string): Promise<number> {
 
 t.test('two organizations teach the same decision in opposite ways; each gets its own answers', async (t) => {
   const acmeMs = await teach('acme', 'red', 'blue');
+  // Speed is measured by bench/feedback.ts; here only that the head comes and decides.
   t.comment(`acme: from the correction completing 8 per outcome to its head deciding: ${(acmeMs / 1000).toFixed(1)} s`);
-  t.ok(acmeMs <= 60_000, `acme's head within 60 s (${(acmeMs / 1000).toFixed(1)} s)`);
   const globexMs = await teach('globex', 'blue', 'red');
   t.comment(`globex: ${(globexMs / 1000).toFixed(1)} s`);
 
