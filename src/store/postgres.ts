@@ -249,15 +249,22 @@ export class PostgresStore implements Store {
   private async transaction(body: (client: pg.PoolClient) => Promise<void>): Promise<void> {
     await this.ready();
     const client = await this.pool.connect();
+    // A connection lost while checked out emits 'error' on the client (the pool's handler covers idle
+    // ones only); the query under way rejects with it, so the caller learns of it there, and the
+    // connection is destroyed rather than given back to the pool.
+    let failed = false;
+    const lost = () => (failed = true);
+    client.on('error', lost);
     try {
       await client.query('BEGIN');
       await body(client);
       await client.query('COMMIT');
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
+      await client.query('ROLLBACK').catch(() => (failed = true));
       throw err;
     } finally {
-      client.release();
+      client.off('error', lost);
+      client.release(failed);
     }
   }
 
