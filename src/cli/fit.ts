@@ -8,10 +8,10 @@ import { readFile } from 'node:fs/promises';
 import { DEFAULTS, loadConfig, type Config } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { parseArgs } from 'node:util';
-import { fitHeads, parseExamples, readLine, type SignatureReport } from '../heads/fit.js';
+import { fitHeads, parseExamples, readLine, type Labelled, type SignatureReport } from '../heads/fit.js';
 import { modelSha256 } from '../models/identity.js';
 import { openService } from '../service.js';
-import { openStore } from '../store/store.js';
+import { openStore, type Store } from '../store/store.js';
 
 export const FIT_USAGE =
   'usage: decision-machine fit FILE.jsonl [--org ORGANIZATION]   (lines of {"cap", "req", "expect"}; --org: heads that decide only that organization\'s requests)';
@@ -38,7 +38,7 @@ export async function fitCommand(args: string[]): Promise<number> {
     process.stderr.write(`decision-machine fit: cannot read ${file}: ${(err as Error).message}\n`);
     return 2;
   }
-  let examples;
+  let examples: Labelled[];
   try {
     examples = parseExamples(content);
   } catch (err) {
@@ -46,25 +46,7 @@ export async function fitCommand(args: string[]): Promise<number> {
     process.stderr.write(`decision-machine fit: ${file}: ${err.message}; nothing stored\n`);
     return 4;
   }
-  const config: Config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
-  const store = await openStore(config.databaseUrl);
-  try {
-    const service = await openService(config);
-    try {
-      const reports = await fitHeads(service.engine, examples, {
-        store,
-        model: await modelSha256(config),
-        progress: process.stderr,
-        organization: parsed.values.org ?? '',
-      });
-      process.stdout.write(table(reports));
-    } finally {
-      await service.engine.close();
-    }
-  } finally {
-    await store.close();
-  }
-  return 0;
+  return withStore((store) => fitAndPrint(store, examples, parsed.values.org ?? ''));
 }
 
 /**
@@ -86,9 +68,7 @@ export async function refitCommand(args: string[]): Promise<number> {
     return 2;
   }
   const organization = parsed.values.org ?? '';
-  const config: Config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
-  const store = await openStore(config.databaseUrl);
-  try {
+  return withStore(async (store) => {
     const examples = (await store.corrections(organization, signature)).map((c) => readLine(JSON.parse(c.line)));
     if (examples.length === 0) {
       process.stderr.write(
@@ -96,20 +76,34 @@ export async function refitCommand(args: string[]): Promise<number> {
       );
       return 4;
     }
-    const service = await openService(config);
-    try {
-      const reports = await fitHeads(service.engine, examples, {
-        store,
-        model: await modelSha256(config),
-        progress: process.stderr,
-        organization,
-      });
-      process.stdout.write(table(reports));
-    } finally {
-      await service.engine.close();
-    }
+    return fitAndPrint(store, examples, organization);
+  });
+}
+
+/** Runs `body` on the configured store, closing it after. */
+async function withStore(body: (store: Store) => Promise<number>): Promise<number> {
+  const store = await openStore(loadConfig().databaseUrl);
+  try {
+    return await body(store);
   } finally {
     await store.close();
+  }
+}
+
+/** Loads the model, fits `examples` for `organization` into `store`, prints one row per decision. */
+async function fitAndPrint(store: Store, examples: Labelled[], organization: string): Promise<number> {
+  const config: Config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
+  const service = await openService(config);
+  try {
+    const reports = await fitHeads(service.engine, examples, {
+      store,
+      model: await modelSha256(config),
+      progress: process.stderr,
+      organization,
+    });
+    process.stdout.write(table(reports));
+  } finally {
+    await service.engine.close();
   }
   return 0;
 }

@@ -19,34 +19,11 @@ import { Heads } from '../../src/heads/heads.js';
 import { Feedback } from '../../src/feedback/feedback.js';
 import { testModelPath } from '../helpers/model.js';
 import { post } from '../helpers/server.js';
+import { FIRE, SEA } from '../helpers/sea-fire.js';
 
 // Every correction is a decision first, and each refit reads its examples: minutes on 2 cores.
 t.setTimeout(1_500_000);
 
-const SEA = [
-  'The waves crashed against the harbour wall all night.',
-  'We sailed past the lighthouse as the tide went out.',
-  'Dolphins followed the boat across the bay.',
-  'Salt spray covered the deck of the fishing trawler.',
-  'The coral reef lies ten metres below the surface.',
-  'A storm at sea tore the sails of the yacht.',
-  'The ferry crossed the strait in choppy water.',
-  'Seagulls circled over the beach at low tide.',
-  'Whales were spotted off the coast this morning.',
-  'The divers explored a shipwreck on the ocean floor.',
-];
-const FIRE = [
-  'Flames spread through the dry forest overnight.',
-  'The firefighters put out the blaze in the warehouse.',
-  'Smoke rose from the burning barn across the field.',
-  'The campfire crackled and sent sparks into the air.',
-  'A chimney fire damaged the roof of the cottage.',
-  'Embers from the bonfire set the hedge alight.',
-  'The kitchen filled with smoke when the pan caught fire.',
-  'Wildfires forced hundreds of families to leave their homes.',
-  'The candle tipped over and the curtains went up in flames.',
-  'Firefighters fought the blaze at the paint factory for hours.',
-];
 const LABELS = ['red', 'blue'];
 const MODEL = 'b'.repeat(64);
 
