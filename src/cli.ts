@@ -28,11 +28,11 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'models') return modelsCommand(rest);
   if (command === 'keys') return keysCommand(rest);
+  if (command === 'heads' && rest[0] === 'refit') return refitCommand(rest.slice(1));
   if (command === 'heads') return headsCommand(rest);
   if (command === 'usage') return usageCommand(rest);
   if (command === 'decide') return decideCommand(rest);
   if (command === 'fit') return fitCommand(rest);
-  if (command === 'heads' && rest[0] === 'refit') return refitCommand(rest.slice(1));
   if (command === 'bench') return benchCommand(rest);
   if (command === 'serve' || command === undefined) return runServer();
   process.stderr.write(

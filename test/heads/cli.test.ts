@@ -37,6 +37,9 @@ t.test('no heads, unknown ids', async (t) => {
   t.equal(removed.stderr, `decision-machine: no head ${id}\n`);
   t.match((await run('heads', 'show')).stderr, /usage: decision-machine heads show HEAD_ID/);
   t.equal((await run('heads', 'fit')).code, 2, 'an unknown verb');
+  const refit = await run('heads', 'refit', id, '--org', 'acme');
+  t.equal(refit.code, 4, 'a refit with no corrections to fit');
+  t.match(refit.stderr, `no corrections of ${id} for acme`);
   t.match((await run('heads')).stderr, /usage: decision-machine heads list/);
 });
 
