@@ -1,10 +1,12 @@
 // Online refits beside live requests, on the default model and settings: a label set of 16 opaque
 // codes (L01..L16, one per topic, so the model cannot read them by name) is taught through
-// POST .../feedback, 8 corrections per label sent as whole fit lines; the service refits the
-// decision's head off the request path while a client sends yes-no requests one after another.
-// Measures: yes-no p50 idle and while the refit runs, the seconds from the correction completing
-// 8 per label to the head deciding requests, and the head's accuracy on 2 held-out texts per label
-// against the zero-shot route's. Writes bench/results/feedback.json.
+// POST .../feedback, 8 corrections per label sent as whole fit lines, one at a time (each once the
+// one before is read, as corrections come from people), while a client sends yes-no requests one
+// after another; the 128th completes 8 per label and the service refits the decision's head off
+// the request path. Measures: yes-no p50 idle, while corrections are read and while the refit
+// runs; the seconds each correction took to be read; the seconds from the 128th correction to the
+// head deciding requests; the head's accuracy on 2 held-out texts per label against the zero-shot
+// route's. Writes bench/results/feedback.json.
 //   node dist/bench/feedback.js [--idle N]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -99,15 +101,33 @@ for (let t = 0; t < TOPICS.length; t++)
       (await post('/decision-machine-1/classify', { text: text(t, k), labels: LABELS })).json.label as string,
     );
 
-for (let k = 0; k < 8; k++)
-  for (let t = 0; t < TOPICS.length; t++) {
-    const res = await post('/decision-machine-1/feedback', {
-      cap: 'classify',
-      req: { text: text(t, k), labels: LABELS },
-      expect: { label: LABELS[t] },
-    });
-    if (res.status !== 202) throw new Error(`feedback: ${res.status} ${JSON.stringify(res.json)}`);
-  }
+const correct = async (t: number, k: number) => {
+  const res = await post('/decision-machine-1/feedback', {
+    cap: 'classify',
+    req: { text: text(t, k), labels: LABELS },
+    expect: { label: LABELS[t] },
+  });
+  if (res.status !== 202) throw new Error(`feedback: ${res.status} ${JSON.stringify(res.json)}`);
+};
+const taughtFirst = [...Array(8 * TOPICS.length - 1).keys()].map((i) => [
+  i % TOPICS.length,
+  Math.floor(i / TOPICS.length),
+]);
+const reading: number[] = [];
+const readSeconds: number[] = [];
+let teaching = true;
+const client = (async () => {
+  while (teaching) reading.push(await yesNo());
+})();
+for (const [t, k] of taughtFirst) {
+  const sent = performance.now();
+  await correct(t!, k!);
+  await feedback.refits.settled();
+  readSeconds.push((performance.now() - sent) / 1000);
+}
+teaching = false;
+await client;
+await correct(TOPICS.length - 1, 7); // completes 8 per label: the refit is due
 const taught = performance.now();
 
 // Requests one after another while the refit runs, until the head is listed.
@@ -138,9 +158,19 @@ const report = {
   threads: config.threads,
   labels: LABELS.length,
   corrections: 8 * LABELS.length,
-  yesNoP50Ms: { idle: Math.round(p50(idle)), duringRefit: during.length > 0 ? Math.round(p50(during)) : null },
+  yesNoP50Ms: {
+    idle: Math.round(p50(idle)),
+    whileReading: Math.round(p50(reading)),
+    duringRefit: during.length > 0 ? Math.round(p50(during)) : null,
+  },
+  requestsWhileReading: reading.length,
   requestsDuringRefit: during.length,
   ratio: during.length > 0 ? Number((p50(during) / p50(idle)).toFixed(2)) : null,
+  ratioWhileReading: Number((p50(reading) / p50(idle)).toFixed(2)),
+  secondsPerReading: {
+    p50: Number(percentile(readSeconds, 50).toFixed(1)),
+    max: Number(Math.max(...readSeconds).toFixed(1)),
+  },
   secondsToHead: headAt === undefined ? null : Number(((headAt - taught) / 1000).toFixed(1)),
   heldOut: { texts: 2 * LABELS.length, head: right, zeroShot: rightZeroShot, decidedByHead },
 };

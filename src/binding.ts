@@ -32,6 +32,7 @@ export type NativeLogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 export interface LoadOptions {
   modelPath: string;
   slots: number; // native threads, each with its own llama context
+  backgroundSlots?: number; // one-thread slots at the lowest priority, for jobs marked background (default 0)
   threads: number; // CPU threads per slot
   contextSize: number; // KV cache tokens per slot
   batchSize: number; // tokens per llama_decode
@@ -170,7 +171,10 @@ type SpanLimits = Required<Pick<SpanJob, 'maxSpanTokens' | 'maxSpans'>>;
 export const SPAN_DEFAULTS: Readonly<SpanLimits> = Object.freeze({ maxSpanTokens: 32, maxSpans: 1 });
 
 /** A job as the addon takes it: a span job's limits are always given. */
-export type NativeJob = ({ kind: 'score' } & ScoreJob) | ({ kind: 'spans' } & SpanJob & SpanLimits);
+/** `background`: for a background slot (LoadOptions.backgroundSlots), never a request's. */
+export type NativeJob = (({ kind: 'score' } & ScoreJob) | ({ kind: 'spans' } & SpanJob & SpanLimits)) & {
+  background?: boolean;
+};
 
 /** Decode an audio file and transcribe it with whisper.cpp on a slot (see native/core/transcribe.h). */
 export interface TranscribeJob {
@@ -205,9 +209,11 @@ export interface TranscribeResult extends JobStats {
 }
 
 export interface PoolStats {
-  slots: number;
+  slots: number; // request slots
   running: number;
   queued: number;
+  backgroundRunning: number; // jobs on a background slot now
+  backgroundQueued: number;
   completed: number;
   failed: number;
   cancelled: number;

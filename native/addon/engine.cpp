@@ -136,7 +136,8 @@ void Engine::Shutdown() {
   model_ = nullptr;
 }
 
-// load({ modelPath, slots, contextSize, batchSize, sequences, threads, promptCacheMiB, borrowTexts })
+// load({ modelPath, slots, backgroundSlots, contextSize, batchSize, sequences, threads, promptCacheMiB,
+//        borrowTexts })
 //   -> Promise<void>
 // The model is read and the slot contexts created on the loader thread.
 Napi::Value Engine::Load(const Napi::CallbackInfo &info) {
@@ -145,6 +146,8 @@ Napi::Value Engine::Load(const Napi::CallbackInfo &info) {
   args::Check(env, !load_called_, "engine is already loaded");
   std::string path = args::String(env, o, "options", "modelPath");
   const int32_t slots = args::Int(env, o, "options", "slots", 1);
+  const int32_t background =
+      o.Get("backgroundSlots").IsUndefined() ? 0 : args::Int(env, o, "options", "backgroundSlots", 0);
   const SlotConfig cfg{args::Int(env, o, "options", "contextSize", 64),
                        args::Int(env, o, "options", "batchSize", 1),
                        args::Int(env, o, "options", "sequences", 3),
@@ -153,7 +156,7 @@ Napi::Value Engine::Load(const Napi::CallbackInfo &info) {
                        args::Bool(env, o, "options", "borrowTexts")};
   load_called_ = true;
   Completions<Engine>::Ticket t = completions_.add(env);
-  loader_.post([this, id = t.id, path, slots, cfg](bool run) {
+  loader_.post([this, id = t.id, path, slots, background, cfg](bool run) {
     Outcome<std::monostate> out;
     out.code = "load_failed";
     if (!run) {
@@ -168,7 +171,7 @@ Napi::Value Engine::Load(const Napi::CallbackInfo &info) {
         out.message = "could not load model " + path;
       } else {
         try {
-          pool_ = std::make_unique<SlotPool>(model_, cfg, slots, [this](uint64_t job, JobOutcome &&done) {
+          pool_ = std::make_unique<SlotPool>(model_, cfg, slots, background, [this](uint64_t job, JobOutcome &&done) {
             completions_.post(job, std::move(done), JobToJs);
           });
           out.status = Status::ok;
@@ -360,6 +363,7 @@ Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
 }
 
 // submit({ kind: 'score', prefix, branches, options, and optionally hidden (+ hiddenLayers) })
+// Either kind may say background: true, for a background slot (load's backgroundSlots).
 // submit({ kind: 'spans', prefix, branches, source, stops, maxSpanTokens, maxSpans, and optionally
 //          startTokens + startLengths + startPositions (+ startEnds), separator, inlineSeparator, none,
 //          minListLogprob, joinNext + minJoinLogprob, closingTokens, forkWithin, firstOptions,
@@ -374,12 +378,14 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   args::Check(env, k == "score" || k == "spans", "job.kind must be 'score' or 'spans'");
   Tokens prefix = TokenArray(env, o.Get("prefix"), "prefix");
   std::vector<Tokens> branches = TokenLists(env, o, "branches");
+  const bool background = !o.Get("background").IsUndefined() && args::Bool(env, o, "job", "background");
+  args::Check(env, !background || pool_->has_background(), "job.background needs load's backgroundSlots");
   if (k == "score") {
     ScoreJob job{std::move(prefix), std::move(branches), TokenLists(env, o, "options")};
     if (!o.Get("hidden").IsUndefined()) job.hidden = args::Bool(env, o, "job", "hidden");
     if (job.hidden && !o.Get("hiddenLayers").IsUndefined())
       job.hidden_layers = HiddenLayers(env, o.Get("hiddenLayers"));
-    return Enqueue(env, std::move(job));
+    return Enqueue(env, std::move(job), background);
   }
 
   SpanJob sj;
@@ -456,7 +462,7 @@ Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   if (!o.Get("firstOptions").IsUndefined()) sj.first_options = TokenArray(env, o.Get("firstOptions"), "firstOptions");
   if (!o.Get("scoredBranches").IsUndefined())
     sj.scored_branches = args::Int(env, o, "job", "scoredBranches", 0, static_cast<int32_t>(sj.branches.size()));
-  return Enqueue(env, std::move(sj));
+  return Enqueue(env, std::move(sj), background);
 }
 
 // transcribe({ audio: Uint8Array, maxSeconds, language, wantPcm }) -> { id, result: Promise<TranscribeResult> }
@@ -484,9 +490,9 @@ Napi::Value Engine::Transcribe(const Napi::CallbackInfo &info) {
 }
 
 // Queues a checked job on the slots: { id, result }.
-Napi::Value Engine::Enqueue(Napi::Env env, Job &&job) {
+Napi::Value Engine::Enqueue(Napi::Env env, Job &&job, bool background) {
   Completions<Engine>::Ticket t = completions_.add(env);
-  pool_->submit(t.id, std::move(job));
+  pool_->submit(t.id, std::move(job), background);
   Napi::Object out = Napi::Object::New(env);
   out.Set("id", static_cast<double>(t.id));
   out.Set("result", t.promise);
@@ -531,6 +537,8 @@ Napi::Value Engine::Stats(const Napi::CallbackInfo &info) {
   out.Set("slots", s.slots);
   out.Set("running", s.running);
   out.Set("queued", s.queued);
+  out.Set("backgroundRunning", s.background_running);
+  out.Set("backgroundQueued", s.background_queued);
   out.Set("completed", static_cast<double>(s.completed));
   out.Set("failed", static_cast<double>(s.failed));
   out.Set("cancelled", static_cast<double>(s.cancelled));

@@ -27,18 +27,21 @@ struct SlotPool::Slot {
   std::atomic<bool> *abort_now = nullptr;    // read by llama's abort callback on this thread
 };
 
-SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, Done done)
+SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, int32_t n_background, Done done)
     : done_(std::move(done)),
       n_threads_(cfg.n_threads),
+      n_request_(n_slots),
       prompts_(cfg.prompt_cache_bytes > 0 ? std::make_unique<PromptCache>(cfg.prompt_cache_bytes, cfg.borrow_texts)
                                           : nullptr) {
-  for (int32_t i = 0; i < n_slots; ++i) {
+  for (int32_t i = 0; i < n_slots + n_background; ++i) {
     auto slot = std::make_unique<Slot>();
     llama_context_params p = llama_context_default_params();
     p.n_ctx = static_cast<uint32_t>(cfg.n_ctx);
     p.n_batch = p.n_ubatch = static_cast<uint32_t>(cfg.n_batch);
     p.n_seq_max = static_cast<uint32_t>(cfg.n_seq);
-    p.n_threads = p.n_threads_batch = cfg.n_threads;
+    // A background slot computes on one thread: no OpenMP team, so the request slots' teams keep
+    // their full spin (openmp_team.h) while it runs.
+    p.n_threads = p.n_threads_batch = background(i) ? 1 : cfg.n_threads;
     p.kv_unified = true;  // branches share the prefix's KV cells
     // Only the last token of a branch needs logits: one row per sequence, not a full
     // n_batch x n_vocab buffer (~300 MB per slot with a 150k vocabulary). llama.cpp needs >= n_seq.
@@ -62,7 +65,7 @@ SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, D
     slots_.push_back(std::move(slot));
   }
   counts_.slots = n_slots;
-  for (int32_t i = 0; i < n_slots; ++i) slots_[i]->thread = std::thread([this, i] { work(*slots_[i], i); });
+  for (int32_t i = 0; i < n_slots + n_background; ++i) slots_[i]->thread = std::thread([this, i] { work(*slots_[i], i); });
 }
 
 SlotPool::~SlotPool() {
@@ -90,7 +93,7 @@ void SlotPool::set_whisper(whisper_context *ctx, const std::string &vad_path) {
   vad_path_ = vad_path;
 }
 
-void SlotPool::submit(uint64_t id, Job &&job) {
+void SlotPool::submit(uint64_t id, Job &&job, bool background_job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     static const Tokens kNoPrefix;  // a transcription has no llama prefix to match
@@ -106,12 +109,12 @@ void SlotPool::submit(uint64_t id, Job &&job) {
     size_t best_len = 0;
     for (int32_t i = 0; i < static_cast<int32_t>(slots_.size()); ++i) {
       const Slot &s = *slots_[i];
-      if (s.job_id != 0 || s.reserved != 0) continue;
+      if (background(i) != background_job || s.job_id != 0 || s.reserved != 0) continue;
       const size_t n = common_prefix(s.cached, prefix);
       if (best < 0 || n > best_len) best = i, best_len = n;
     }
     if (best >= 0) ++slots_[best]->reserved;
-    queue_.push_back({id, std::move(job), std::make_shared<std::atomic<bool>>(false), best});
+    queue_.push_back({id, std::move(job), std::make_shared<std::atomic<bool>>(false), best, background_job});
   }
   wake_.notify_all();
 }
@@ -141,15 +144,16 @@ void SlotPool::cancel(uint64_t id) {
 PoolStats SlotPool::stats() {
   std::lock_guard<std::mutex> lock(mu_);
   PoolStats s = counts_;
-  s.queued = static_cast<int32_t>(queue_.size());
-  s.running = 0;
-  for (auto &slot : slots_) s.running += slot->job_id != 0;
+  s.queued = s.running = s.background_queued = s.background_running = 0;
+  for (const Pending &p : queue_) ++(p.background ? s.background_queued : s.queued);
+  for (int32_t i = 0; i < static_cast<int32_t>(slots_.size()); ++i)
+    if (slots_[i]->job_id != 0) ++(background(i) ? s.background_running : s.running);
   if (prompts_) s.prompt_cache = prompts_->stats();
   return s;
 }
 
 void SlotPool::work(Slot &slot, int32_t index) {
-  lower_this_thread_priority();
+  lower_this_thread_priority(background(index) ? kBackgroundNice : kInferenceNice);
   whisper_context *whisper = nullptr;
   std::string vad_path;
   for (;;) {

@@ -9,11 +9,14 @@
 #endif
 
 constexpr int kInferenceNice = 5;  // CFS weight about a third of the event loop's
+// Background work (a head refitted beside requests) takes the CPU only where requests leave it:
+// CFS weight 15 against an inference thread's 335.
+constexpr int kBackgroundNice = 19;
 
 // Lowers the calling thread's priority. Linux nice values are per thread, and threads it starts
 // later (ggml's OpenMP team for its graphs) inherit the value.
-inline void lower_this_thread_priority() {
+inline void lower_this_thread_priority(int nice = kInferenceNice) {
 #ifdef __linux__
-  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kInferenceNice);
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), nice);
 #endif
 }

@@ -45,14 +45,21 @@ export interface EngineOptions {
   nativeLog?: NativeLogLevel;
   /** The longest one HTTP request may run, ms (src/http/deadline.ts); DEFAULTS.requestTimeoutMs when unset. */
   requestTimeoutMs?: number;
+  /**
+   * Slots for background work (`Engine.background`: heads refitted beside requests), one thread
+   * each at the lowest CPU priority; default 1. With 0, background work shares the request slots.
+   */
+  backgroundSlots?: number;
 }
 
 export interface EngineStats {
   slots: number;
   capacity: number; // slots + queue: requests admitted at once
   inflight: number; // admitted requests not yet answered
-  running: number; // jobs on a slot now
-  queued: number; // jobs waiting for a slot
+  running: number; // jobs on a request slot now
+  queued: number; // jobs waiting for a request slot
+  backgroundRunning: number; // background jobs on a background slot now
+  backgroundQueued: number;
   completed: number;
   failed: number;
   cancelled: number;
@@ -112,8 +119,12 @@ export class Engine {
   private refused = 0;
   private closed = false;
   private drained: (() => void) | undefined;
-  /** Set inside an admitted request: its further sessions (label priors, windows) are part of it. */
-  private readonly admission = new AsyncLocalStorage<{ tokens: number; organization: string }>();
+  /**
+   * Set inside an admitted request (its further sessions, label priors and windows, are part of
+   * it) and inside background work.
+   */
+  private readonly admission = new AsyncLocalStorage<Admission>();
+  private readonly backgroundSlots: number;
 
   private constructor(
     private readonly native: NativeEngine,
@@ -129,6 +140,7 @@ export class Engine {
     this.contextSize = options.contextSize;
     this.requestTokens = REQUEST_CONTEXTS * options.contextSize;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
+    this.backgroundSlots = options.backgroundSlots ?? 1;
     const { eos, eot } = native.specialTokens();
     this.stopTokens = Int32Array.from(new Set([eos, eot].filter((t) => t >= 0)));
   }
@@ -142,6 +154,7 @@ export class Engine {
       native.load({
         modelPath,
         slots,
+        backgroundSlots: options.backgroundSlots ?? 1,
         threads,
         contextSize,
         batchSize,
@@ -230,10 +243,18 @@ export class Engine {
     this.assertAdmissible();
     this.inflight++;
     try {
-      return await this.admission.run({ tokens: 0, organization }, body);
+      return await this.admission.run({ tokens: 0, organization, background: false }, body);
     } finally {
       if (--this.inflight === 0) this.drained?.();
     }
+  }
+
+  /**
+   * Runs `body`'s work on the background slots: never a request slot, never refused, not counted
+   * as a request nor held to a request's token budget. `close()` cancels what it has queued.
+   */
+  background<T>(body: () => Promise<T>): Promise<T> {
+    return this.admission.run({ tokens: 0, organization: '', background: true }, body);
   }
 
   /**
@@ -253,10 +274,15 @@ export class Engine {
       const round = async <R>(jobs: NativeJob[]): Promise<R[]> => {
         if (signal?.aborted) throw new CancelledError();
         for (const job of jobs) this.checkFits(job);
-        this.charge(jobs);
+        const background = this.admission.getStore()!.background && this.backgroundSlots > 0;
+        if (!background) this.charge(jobs);
         return Promise.all(
           jobs.map((job) =>
-            this.retried(() => this.native.submit(job) as { id: number; result: Promise<R> }, running, signal),
+            this.retried(
+              () => this.native.submit(background ? { ...job, background } : job) as { id: number; result: Promise<R> },
+              running,
+              signal,
+            ),
           ),
         );
       };
@@ -384,6 +410,14 @@ export class Engine {
     this.encoder?.native.close();
     this.speakerEncoder = undefined;
   }
+}
+
+/** What the engine knows of the work running in a context: a request's, or background work. */
+interface Admission {
+  /** Tokens the request has had the model read (its budget: requestTokens). */
+  tokens: number;
+  organization: string;
+  background: boolean;
 }
 
 type SpansJob = NativeJob & { kind: 'spans' };

@@ -4,8 +4,9 @@
 // 400 naming the field), stored for the organization that sent it, and handed to the refits.
 import { randomBytes } from 'node:crypto';
 import { ServiceError, storeUnavailable } from '../errors.js';
-import { readLine, type Labelled } from '../heads/fit.js';
+import { readLine } from '../heads/fit.js';
 import type { Correction, Store } from '../store/store.js';
+import type { Told } from './refits.js';
 
 /** What a stored correction answers (202). */
 export interface Corrected {
@@ -24,7 +25,7 @@ export interface CorrectionsOptions {
   /** How long a decision may be corrected, ms (DM_FEEDBACK_RETENTION). */
   retentionMs: number;
   /** Told of every stored correction (the refits, src/feedback/refits.ts). */
-  onCorrection?: (organization: string, example: Labelled, count: number) => void;
+  onCorrection?: (told: Told) => void;
 }
 
 export class Corrections {
@@ -51,8 +52,10 @@ export class Corrections {
       at: new Date().toISOString(),
     };
     await stored(this.store.saveCorrection(correction));
-    const count = (await stored(this.store.corrections(organization, example.sig.id))).length;
-    this.options.onCorrection?.(organization, example, count);
+    const count = await stored(this.store.countCorrections(organization, example.sig.id));
+    // A decision no head made is what the shipped decision answers: the route check needs no asking.
+    const routeAnswer = decision && decision.head === '' ? answer : undefined;
+    this.options.onCorrection?.({ organization, example, id: correction.id, routeAnswer, count });
     return {
       object: 'correction',
       id: correction.id,

@@ -47,9 +47,9 @@ export class Feedback {
     this.refits = new Refits({ ...options, model });
     this.corrections = new Corrections(options.store, {
       retentionMs: options.retentionDays * DAY_MS,
-      onCorrection: (organization, example, count) => {
-        options.metrics?.corrected(example.sig.definition.capability);
-        this.refits.corrected(organization, example, count);
+      onCorrection: (told) => {
+        options.metrics?.corrected(told.example.sig.definition.capability);
+        this.refits.corrected(told);
       },
     });
     const forget = () =>

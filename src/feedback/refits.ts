@@ -1,26 +1,27 @@
 // Heads refitted online from an organization's corrections. A decision is refitted once it has 8
 // corrections of every outcome, then each time its corrections double (or when the operator asks:
 // `decision-machine heads refit`), off the request path:
-// - one refit at a time in a process, at a lower priority than requests: each job waits for an
-//   engine with no request admitted and runs alone (src/heads/fit.ts `politely`);
+// - each correction is read once as it arrives (readings.ts), so a refit only fits; all of it on
+//   the engine's background slots, which take no request's slot and run at the lowest CPU priority;
+// - one read or refit at a time in a process, in the order the corrections came;
 // - one replica at a time per decision: a lease row in the store, renewed while the refit runs, so
 //   a replica that dies gives it up within LEASE_MS;
-// - the same cross-validation and route check as `decision-machine fit`; the head is stored only
-//   if it wins, in one transaction that keeps the replaced version for `heads rollback`. A kill -9
+// - the same cross-validation as `decision-machine fit`, and its route check on every correction
+//   (the shipped decision's answer was kept with each reading); the head is stored only if it
+//   wins, in one transaction that keeps the replaced version for `heads rollback`. A kill -9
 //   mid-refit leaves the previous head serving and its corrections stored: the next correction
 //   (or `heads refit`) starts the refit again.
 import { randomUUID } from 'node:crypto';
 import type { Engine } from '../engine/engine.js';
 import type { Heads } from '../heads/heads.js';
-import { fitHeads, readLine, type Labelled, type SignatureReport } from '../heads/fit.js';
+import { fitSignature, readLine, type Labelled, type SignatureReport } from '../heads/fit.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { Store } from '../store/store.js';
+import type { Correction, Store } from '../store/store.js';
+import { Readings } from './readings.js';
 
 export const PER_OUTCOME = 8;
 const LEASE_MS = 30_000;
-const ROUTE_SECONDS = 20; // the route check's budget online (the CLI's is 60 s)
-const IDLE_POLL_MS = 5;
 
 export type RefitResult = 'stored' | 'kept' | 'skipped' | 'failed';
 
@@ -35,29 +36,61 @@ export interface RefitsOptions {
   metrics?: Metrics;
 }
 
+/** A stored correction as the refits are told of it. */
+export interface Told {
+  organization: string;
+  example: Labelled;
+  /** The correction's id: its reading is kept under it. */
+  id: string;
+  /** What the shipped decision answered, when it made the corrected decision (no head did). */
+  routeAnswer?: Record<string, unknown>;
+  /** Corrections of the decision the organization has sent, this one included. */
+  count: number;
+}
+
 export class Refits {
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly readings: Readings;
   private readonly waiting = new Set<string>();
   /** Corrections a decision had at its last refit in this process (a head not stored asks again at twice as many). */
   private readonly attempted = new Map<string, number>();
   private readonly holder = randomUUID();
   private closed = false;
 
-  constructor(private readonly options: RefitsOptions) {}
+  constructor(private readonly options: RefitsOptions) {
+    this.readings = new Readings(options.engine);
+  }
 
   /** A refit running stops before its next job (its lease is given back, the previous head serves). */
   close(): void {
     this.closed = true;
   }
 
-  /** Told of each stored correction: queues a refit of its decision when one is due. */
-  corrected(organization: string, example: Labelled, count: number): void {
+  /** Told of each stored correction: reads it, then refits its decision when a refit is due. */
+  corrected(told: Told): void {
+    if (this.closed) return;
+    this.queue = this.queue
+      .then(() => this.keepReading(told))
+      .catch((err: unknown) =>
+        this.options.log?.error('correction not read yet (its refit reads it)', { id: told.id, error: String(err) }),
+      )
+      .then(() => {
+        if (this.due(told)) void this.refit(told.organization, told.example.sig.id);
+      });
+  }
+
+  private due({ organization, example, count }: Told): boolean {
     const key = `${organization}\n${example.sig.id}`;
     const head = this.options.heads?.find(example.sig, organization);
     const own = head && head.organization === organization ? head.examples : 0;
     const last = Math.max(own, this.attempted.get(key) ?? 0);
     const due = last === 0 ? count >= PER_OUTCOME * example.sig.outcomes.length : count >= 2 * last;
-    if (due && !this.closed) void this.refit(organization, example.sig.id);
+    return due && !this.closed;
+  }
+
+  private async keepReading({ id, example, routeAnswer }: Told): Promise<void> {
+    const reading = await this.readings.read(example, await this.options.model(), routeAnswer);
+    await this.options.store.saveReading(id, reading);
   }
 
   /**
@@ -78,27 +111,51 @@ export class Refits {
     await this.queue;
   }
 
+  /** Each correction's reading: the kept one when this model and reading made it, else read now and kept. */
+  private async readAll(corrections: Correction[], examples: Labelled[], model: string) {
+    const bound = Readings.bound(model);
+    const out = [];
+    for (const [i, c] of corrections.entries()) {
+      if (this.closed) throw new Error('the service is stopping');
+      let reading = c.reading?.model === bound ? c.reading : undefined;
+      if (!reading) {
+        reading = await this.readings.read(examples[i]!, model);
+        await this.options.store.saveReading(c.id, reading);
+      }
+      out.push(reading);
+    }
+    return out;
+  }
+
   private async run(organization: string, signature: string, force: boolean): Promise<RefitResult> {
-    const { store, engine, log, metrics } = this.options;
+    const { store, log, metrics } = this.options;
     const lease = `refit:${organization}:${signature}`;
     const result = await (async (): Promise<RefitResult> => {
       if (!(await store.takeLease(lease, this.holder, LEASE_MS))) return 'skipped';
       const renew = setInterval(() => void store.takeLease(lease, this.holder, LEASE_MS).catch(() => {}), LEASE_MS / 3);
       try {
-        const examples = (await store.corrections(organization, signature)).map((c) => readLine(JSON.parse(c.line)));
-        if (examples.length === 0) return 'skipped';
+        const corrections = await store.corrections(organization, signature);
+        if (corrections.length === 0) return 'skipped';
+        const examples = corrections.map((c) => readLine(JSON.parse(c.line)));
         this.attempted.set(`${organization}\n${signature}`, examples.length);
         if (!force && !everyOutcome(examples)) return 'skipped';
         const started = performance.now();
-        const [report] = await fitHeads(engine, examples, {
-          store,
-          model: await this.options.model(),
-          organization,
-          routeSeconds: ROUTE_SECONDS,
-          politely: () => (this.closed ? Promise.reject(new Error('the service is stopping')) : idle(engine)),
-        });
+        const model = await this.options.model();
+        const read = await this.readAll(corrections, examples, model);
+        const routes = read.map((r) => r.route);
+        const report = await fitSignature(
+          examples,
+          read.map((r, i) => ({ hidden: r.hidden, base: r.base, label: examples[i]!.outcome })),
+          async (predictions) => ({
+            examples: examples.length,
+            route: examples.filter((e, i) => routes[i] === e.outcome).length,
+            head: examples.filter((e, i) => predictions[i] === e.outcome).length,
+          }),
+          { store, model, organization },
+          started,
+        );
         logReport(log, organization, report, performance.now() - started);
-        if (!report?.stored) return 'kept';
+        if (!report.stored) return 'kept';
         await this.options.heads?.reload();
         return 'stored';
       } finally {
@@ -119,11 +176,6 @@ function everyOutcome(examples: Labelled[]): boolean {
   const counts = new Array<number>(examples[0]!.sig.outcomes.length).fill(0);
   for (const e of examples) counts[e.outcome]!++;
   return counts.every((n) => n >= PER_OUTCOME);
-}
-
-/** Resolves once no request is admitted: a refit's next job takes no slot a request is waiting for. */
-async function idle(engine: Engine): Promise<void> {
-  while (engine.stats().inflight > 0) await new Promise((r) => setTimeout(r, IDLE_POLL_MS));
 }
 
 function logReport(log: Logger | undefined, organization: string, r: SignatureReport | undefined, ms: number) {

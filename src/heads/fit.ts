@@ -80,11 +80,6 @@ export interface FitOptions {
   routeSeconds?: number;
   /** Whose heads these are: '' (the default) for the deployment's, else that organization's alone. */
   organization?: string;
-  /**
-   * Awaited before every job the fit runs (a refit beside live requests waits for an idle engine
-   * there, and submits one job at a time, so a request never waits more than one job for a slot).
-   */
-  politely?: () => Promise<void>;
 }
 
 const MIN_EXAMPLES = 8;
@@ -193,119 +188,148 @@ export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOp
   for (const e of examples) groups.set(e.sig.id, [...(groups.get(e.sig.id) ?? []), e]);
   const reader = new HeadReader(engine);
   const route = new Opened(engine); // the decisions as shipped: no heads
-  const politely = opts.politely;
-  const score = politely
-    ? async (jobs: ScoreJob[]) => {
-        const out: ScoreResult[] = [];
-        for (const job of jobs) {
-          await politely();
-          out.push(...(await engine.score([job])));
-        }
-        return out;
-      }
-    : (jobs: ScoreJob[]) => engine.score(jobs);
   const progress = opts.progress && new Progress('reading', examples.length, opts.progress, 'none', 'items');
   let done = 0;
   const reports: SignatureReport[] = [];
-  const organization = opts.organization ?? '';
   for (const group of groups.values()) {
     const started = performance.now();
-    const sig = group[0]!.sig;
-    const report: SignatureReport = {
-      id: headId(sig, organization),
-      capability: sig.definition.capability,
-      description: describeDefinition(sig.definition),
-      examples: group.length,
-      outcomes: sig.outcomes.length,
-      zeroShot: null,
-      fitted: null,
-      route: null,
-      routeExamples: 0,
-      strength: null,
-      stored: false,
-      seconds: 0,
-      note: '',
-    };
-    reports.push(report);
-    const seen = new Set(group.map((e) => e.outcome)).size;
-    if (group.length < MIN_EXAMPLES || seen < 2) {
-      report.note = `too few examples to fit: ${group.length}, of ${seen} outcome(s) (at least ${MIN_EXAMPLES}, of 2 outcomes)`;
-      done += group.length;
-      progress?.update(done);
-      continue;
-    }
-    const read: Example[] = [];
-    for (let i = 0; i < group.length; i += CHUNK) {
-      const chunk = group.slice(i, i + CHUNK);
-      const { readings } = await reader.read(
-        sig,
-        chunk.map((e) => e.text),
-        score,
-        sig.definition.capability === 'verify' ? chunk.map((e) => e.value!) : undefined,
+    let read: Example[] = [];
+    if (fittable(group)) {
+      read = await readExamples(
+        reader,
+        group,
+        (jobs) => engine.score(jobs),
+        (n) => progress?.update((done += n)),
       );
-      readings.forEach((r, k) => read.push({ ...r, label: chunk[k]!.outcome }));
-      done += chunk.length;
-      progress?.update(done);
-    }
-    const chosen = choose(read, sig.outcomes.length, opts.folds ?? 4, opts.seed ?? 1);
-    report.zeroShot = chosen.zeroShot;
-    report.fitted = chosen.accuracy;
-    report.strength = chosen.strength;
-    const checked =
-      chosen.strength === null
-        ? undefined
-        : await againstRoute(
-            route,
-            group,
-            chosen.predictions,
-            opts.seed ?? 1,
-            opts.routeSeconds ?? ROUTE_SECONDS,
-            politely,
-          );
-    if (checked) {
-      report.route = checked.route / checked.examples;
-      report.routeExamples = checked.examples;
-    }
-    if (chosen.strength === null) report.note = 'the zero-shot reading was as good: nothing stored';
-    else if (checked && checked.route > checked.head) {
-      report.note = `the route was right on ${checked.route} of ${checked.examples} examples, the head on ${checked.head}: nothing stored`;
     } else {
-      const projected = new Projected(read, opts.seed ?? 1);
-      const all = read.map((_, i) => i);
-      const params = projected.params(fit(projected, all, sig.outcomes.length, chosen.strength), sig.outcomes.length);
-      report.seconds = (performance.now() - started) / 1000;
-      const meta: HeadMeta = {
-        outcomes: sig.outcomes,
-        dim: params.dim,
-        strength: chosen.strength,
-        reading: READING_VERSION,
-        report: {
-          zero_shot_cv_accuracy: chosen.zeroShot,
-          fitted_cv_accuracy: chosen.accuracy,
-          ...(checked ? { route_accuracy: checked.route / checked.examples, route_examples: checked.examples } : {}),
-          folds: chosen.folds,
-          seconds: Number(report.seconds.toFixed(1)),
-        },
-      };
-      if (opts.store) {
-        await opts.store.saveHead({
-          id: report.id,
-          organization,
-          capability: sig.definition.capability,
-          signature: sig.key,
-          model: opts.model,
-          createdAt: new Date().toISOString(),
-          examples: group.length,
-          meta: JSON.stringify(meta),
-          weights: encodeParams(params),
-        });
-        report.stored = true;
-      }
+      progress?.update((done += group.length));
     }
-    report.seconds = (performance.now() - started) / 1000;
+    const check = (predictions: number[]) =>
+      againstRoute(route, group, predictions, opts.seed ?? 1, opts.routeSeconds ?? ROUTE_SECONDS);
+    reports.push(await fitSignature(group, read, check, opts, started));
   }
   progress?.finish();
   return reports;
+}
+
+/** Whether a signature's examples are enough to fit a head on: MIN_EXAMPLES, of 2 outcomes at least. */
+function fittable(group: Labelled[]): boolean {
+  return group.length >= MIN_EXAMPLES && new Set(group.map((e) => e.outcome)).size >= 2;
+}
+
+/** Each example of one signature read as its head reads it, CHUNK texts per job round. */
+export async function readExamples(
+  reader: HeadReader,
+  group: Labelled[],
+  score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+  onRead?: (n: number) => void,
+): Promise<Example[]> {
+  const sig = group[0]!.sig;
+  const read: Example[] = [];
+  for (let i = 0; i < group.length; i += CHUNK) {
+    const chunk = group.slice(i, i + CHUNK);
+    const values = sig.definition.capability === 'verify' ? chunk.map((e) => e.value!) : undefined;
+    const { readings } = await reader.read(
+      sig,
+      chunk.map((e) => e.text),
+      score,
+      values,
+    );
+    readings.forEach((r, k) => read.push({ ...r, label: chunk[k]!.outcome }));
+    onRead?.(chunk.length);
+  }
+  return read;
+}
+
+/** How the route (the shipped zero-shot decision) did on some examples, against the head's choices there. */
+export interface RouteCheck {
+  examples: number;
+  route: number;
+  head: number;
+}
+
+/**
+ * Fits one signature's head on its examples as read (`read`, in `group`'s order), checks it against
+ * the route (`check` is handed each example's cross-validated choice), and stores it if it wins.
+ */
+export async function fitSignature(
+  group: Labelled[],
+  read: Example[],
+  check: (predictions: number[]) => Promise<RouteCheck | undefined>,
+  opts: FitOptions,
+  started = performance.now(),
+): Promise<SignatureReport> {
+  const sig = group[0]!.sig;
+  const organization = opts.organization ?? '';
+  const report: SignatureReport = {
+    id: headId(sig, organization),
+    capability: sig.definition.capability,
+    description: describeDefinition(sig.definition),
+    examples: group.length,
+    outcomes: sig.outcomes.length,
+    zeroShot: null,
+    fitted: null,
+    route: null,
+    routeExamples: 0,
+    strength: null,
+    stored: false,
+    seconds: 0,
+    note: '',
+  };
+  const finish = () => ((report.seconds = (performance.now() - started) / 1000), report);
+  if (!fittable(group)) {
+    const seen = new Set(group.map((e) => e.outcome)).size;
+    report.note = `too few examples to fit: ${group.length}, of ${seen} outcome(s) (at least ${MIN_EXAMPLES}, of 2 outcomes)`;
+    return finish();
+  }
+  const chosen = choose(read, sig.outcomes.length, opts.folds ?? 4, opts.seed ?? 1);
+  report.zeroShot = chosen.zeroShot;
+  report.fitted = chosen.accuracy;
+  report.strength = chosen.strength;
+  if (chosen.strength === null) {
+    report.note = 'the zero-shot reading was as good: nothing stored';
+    return finish();
+  }
+  const checked = await check(chosen.predictions);
+  if (checked) {
+    report.route = checked.route / checked.examples;
+    report.routeExamples = checked.examples;
+  }
+  if (checked && checked.route > checked.head) {
+    report.note = `the route was right on ${checked.route} of ${checked.examples} examples, the head on ${checked.head}: nothing stored`;
+    return finish();
+  }
+  const projected = new Projected(read, opts.seed ?? 1);
+  const all = read.map((_, i) => i);
+  const params = projected.params(fit(projected, all, sig.outcomes.length, chosen.strength), sig.outcomes.length);
+  const meta: HeadMeta = {
+    outcomes: sig.outcomes,
+    dim: params.dim,
+    strength: chosen.strength,
+    reading: READING_VERSION,
+    report: {
+      zero_shot_cv_accuracy: chosen.zeroShot,
+      fitted_cv_accuracy: chosen.accuracy,
+      ...(checked ? { route_accuracy: checked.route / checked.examples, route_examples: checked.examples } : {}),
+      folds: chosen.folds,
+      seconds: Number(finish().seconds.toFixed(1)),
+    },
+  };
+  if (opts.store) {
+    await opts.store.saveHead({
+      id: report.id,
+      organization,
+      capability: sig.definition.capability,
+      signature: sig.key,
+      model: opts.model,
+      createdAt: new Date().toISOString(),
+      examples: group.length,
+      meta: JSON.stringify(meta),
+      weights: encodeParams(params),
+    });
+    report.stored = true;
+  }
+  return finish();
 }
 
 /**
@@ -354,8 +378,7 @@ async function againstRoute(
   predictions: number[],
   seed: number,
   seconds: number,
-  politely?: () => Promise<void>,
-): Promise<{ examples: number; route: number; head: number } | undefined> {
+): Promise<RouteCheck | undefined> {
   if (seconds <= 0) return undefined;
   const order = stratifiedOrder(
     group.map((e) => e.outcome),
@@ -367,7 +390,6 @@ async function againstRoute(
   for (const i of order.slice(0, ROUTE_MAX)) {
     if (tally.examples > 0 && performance.now() > until) break;
     const e = group[i]!;
-    await politely?.();
     const body = (await bound.decision.run(e.req)).body;
     tally.examples++;
     tally.route += routeOutcome(e.sig, body) === e.outcome ? 1 : 0;

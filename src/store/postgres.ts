@@ -1,6 +1,8 @@
 // The shared store for several replicas: PostgreSQL through a small connection pool.
 import pg from 'pg';
-import type { Correction, HeadRecord, KeptDecision, KeyRecord, Store, UsageEntry, UsageTotal } from './store.js';
+import { readingBytes, readingHidden } from './store.js';
+import type { Correction, CorrectionReading, HeadRecord, KeptDecision, KeyRecord, Store } from './store.js';
+import type { UsageEntry, UsageTotal } from './store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -37,8 +39,14 @@ CREATE TABLE IF NOT EXISTS corrections (
 );
 CREATE INDEX IF NOT EXISTS corrections_head ON corrections (head);
 CREATE INDEX IF NOT EXISTS corrections_signature ON corrections (organization, signature);
+CREATE TABLE IF NOT EXISTS correction_readings (
+  id text PRIMARY KEY, model text NOT NULL, hidden bytea NOT NULL, base text NOT NULL, route integer
+);
 CREATE TABLE IF NOT EXISTS leases (name text PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL);
 `;
+/** A correction's reading columns (all null when none is kept). */
+type ReadingRow = { model: string | null; hidden: Buffer | null; base: string | null; route: number | null };
+
 // Replicas starting together would race on CREATE TABLE IF NOT EXISTS; one at a time.
 const SCHEMA_LOCK = 0x646d31; // "dm1"
 
@@ -216,11 +224,36 @@ export class PostgresStore implements Store {
   }
 
   async corrections(organization: string, signature: string): Promise<Correction[]> {
-    const { rows } = await this.query<Correction & { at: Date }>(
-      'SELECT id, organization, signature, line, head, was_right AS "right", at FROM corrections WHERE organization = $1 AND signature = $2 ORDER BY at, id',
+    const { rows } = await this.query<Omit<Correction, 'reading'> & { at: Date } & ReadingRow>(
+      `SELECT c.id, organization, signature, line, head, was_right AS "right", at, r.model, r.hidden, r.base, r.route
+       FROM corrections c LEFT JOIN correction_readings r ON r.id = c.id
+       WHERE organization = $1 AND signature = $2 ORDER BY at, c.id`,
       [organization, signature],
     );
-    return rows.map((r) => ({ ...r, at: iso(r.at) }));
+    return rows.map(({ model, hidden, base, route, ...r }) => ({
+      ...r,
+      at: iso(r.at),
+      ...(model === null
+        ? {}
+        : { reading: { model, hidden: readingHidden(hidden!), base: JSON.parse(base!), route: route! } }),
+    }));
+  }
+
+  async countCorrections(organization: string, signature: string): Promise<number> {
+    const { rows } = await this.query<{ n: number }>(
+      'SELECT COUNT(*)::int AS n FROM corrections WHERE organization = $1 AND signature = $2',
+      [organization, signature],
+    );
+    return rows[0]!.n;
+  }
+
+  async saveReading(id: string, r: CorrectionReading): Promise<void> {
+    await this.query(
+      `INSERT INTO correction_readings (id, model, hidden, base, route) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (id) DO UPDATE SET model = EXCLUDED.model, hidden = EXCLUDED.hidden, base = EXCLUDED.base,
+         route = EXCLUDED.route`,
+      [id, r.model, readingBytes(r.hidden), JSON.stringify(r.base), r.route],
+    );
   }
 
   async headAccuracy(head: string, since: string): Promise<{ right: number; judged: number }> {

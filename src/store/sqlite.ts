@@ -3,7 +3,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { Correction, HeadRecord, KeptDecision, KeyRecord, Store, UsageEntry, UsageTotal } from './store.js';
+import { readingBytes, readingHidden } from './store.js';
+import type { Correction, CorrectionReading, HeadRecord, KeptDecision, KeyRecord, Store } from './store.js';
+import type { UsageEntry, UsageTotal } from './store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -37,6 +39,9 @@ CREATE TABLE IF NOT EXISTS corrections (
 );
 CREATE INDEX IF NOT EXISTS corrections_head ON corrections (head);
 CREATE INDEX IF NOT EXISTS corrections_signature ON corrections (organization, signature);
+CREATE TABLE IF NOT EXISTS correction_readings (
+  id TEXT PRIMARY KEY, model TEXT NOT NULL, hidden BLOB NOT NULL, base TEXT NOT NULL, route INTEGER
+);
 CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at INTEGER NOT NULL);
 `;
 
@@ -45,6 +50,8 @@ const HEAD_COLUMNS = `id, capability, signature, model, created_at AS createdAt,
 const HEAD_FIELDS = 'id, capability, signature, model, created_at, examples, meta, weights, organization';
 const DECISION_COLUMNS = 'id, organization, capability, line, answer, head, at';
 type HeadSummary = Omit<HeadRecord, 'weights'>;
+/** A correction's reading columns (all null when none is kept). */
+type ReadingRow = { model: string | null; hidden: Buffer | null; base: string | null; route: number | null };
 
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
@@ -134,10 +141,35 @@ export class SqliteStore implements Store {
   async corrections(organization: string, signature: string): Promise<Correction[]> {
     const rows = this.db
       .prepare(
-        'SELECT id, organization, signature, line, head, was_right AS "right", at FROM corrections WHERE organization = ? AND signature = ? ORDER BY at, id',
+        `SELECT c.id, organization, signature, line, head, was_right AS "right", at,
+           r.model, r.hidden, r.base, r.route
+         FROM corrections c LEFT JOIN correction_readings r ON r.id = c.id
+         WHERE organization = ? AND signature = ? ORDER BY at, c.id`,
       )
-      .all(organization, signature) as (Omit<Correction, 'right'> & { right: number | null })[];
-    return rows.map((r) => ({ ...r, right: r.right === null ? null : r.right === 1 }));
+      .all(organization, signature) as (Omit<Correction, 'right' | 'reading'> & {
+      right: number | null;
+    } & ReadingRow)[];
+    return rows.map(({ model, hidden, base, route, ...r }) => ({
+      ...r,
+      right: r.right === null ? null : r.right === 1,
+      ...(model === null
+        ? {}
+        : { reading: { model, hidden: readingHidden(hidden!), base: JSON.parse(base!), route: route! } }),
+    }));
+  }
+
+  async countCorrections(organization: string, signature: string): Promise<number> {
+    return (
+      this.db
+        .prepare('SELECT COUNT(*) AS n FROM corrections WHERE organization = ? AND signature = ?')
+        .get(organization, signature) as { n: number }
+    ).n;
+  }
+
+  async saveReading(id: string, r: CorrectionReading): Promise<void> {
+    this.db
+      .prepare('INSERT OR REPLACE INTO correction_readings (id, model, hidden, base, route) VALUES (?, ?, ?, ?, ?)')
+      .run(id, r.model, readingBytes(r.hidden), JSON.stringify(r.base), r.route);
   }
 
   async headAccuracy(head: string, since: string): Promise<{ right: number; judged: number }> {

@@ -61,6 +61,22 @@ export interface Correction {
   /** Whether that decision answered what the correction expects; null for a fit line sent whole. */
   right: boolean | null;
   at: string; // ISO 8601
+  /** What the model read of its text, once read (src/feedback/readings.ts); never written by saveCorrection. */
+  reading?: CorrectionReading;
+}
+
+/**
+ * A correction's text as a head reads it, read once when the correction arrives, so a refit only
+ * fits. Bound to the model and reading that made it: another's is read again.
+ */
+export interface CorrectionReading {
+  /** The model's SHA-256 and the reading's version (src/decisions/reading.ts), as "sha:version". */
+  model: string;
+  /** The head's features (src/heads/reading.ts `Reading`). */
+  hidden: Float32Array;
+  base: number[];
+  /** The outcome the shipped zero-shot decision (no head) answers: the route check's. */
+  route: number;
 }
 
 export interface UsageTotal {
@@ -82,6 +98,17 @@ export interface HeadRecord {
   organization: string; // '' for a deployment-wide head; else it decides that organization's requests only
   meta: string; // JSON: outcomes, sizes, regularisation, the fit's figures (opaque to the store)
   weights: Uint8Array; // Float32 parameters, little-endian (opaque to the store)
+}
+
+/** A reading's features as stored: the Float32Array's bytes. */
+export function readingBytes(hidden: Float32Array): Buffer {
+  return Buffer.from(hidden.buffer, hidden.byteOffset, hidden.byteLength);
+}
+
+/** The stored bytes back as features (copied, so the view is aligned). */
+export function readingHidden(bytes: Uint8Array): Float32Array {
+  const copy = new Uint8Array(bytes);
+  return new Float32Array(copy.buffer, 0, copy.byteLength / 4);
 }
 
 export interface Store {
@@ -120,8 +147,12 @@ export interface Store {
   forgetDecisions(before: string): Promise<number>;
   /** Stores the correction, replacing one with the same id. */
   saveCorrection(c: Correction): Promise<void>;
-  /** Every correction of one organization for one signature, oldest first. */
+  /** Every correction of one organization for one signature, oldest first, with its reading if kept. */
   corrections(organization: string, signature: string): Promise<Correction[]>;
+  /** How many corrections one organization has sent for one signature. */
+  countCorrections(organization: string, signature: string): Promise<number>;
+  /** Keeps the reading of the correction `id` (replacing one kept before). */
+  saveReading(id: string, reading: CorrectionReading): Promise<void>;
   /**
    * How often the decisions of `head` corrected since `since` (ISO 8601) were right: a head's live,
    * prequential accuracy (each correction judges a decision made before it was known).

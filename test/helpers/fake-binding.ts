@@ -121,6 +121,8 @@ export function fakeBinding(behaviour: Partial<FakeBehaviour> = {}): FakeBinding
           slots: 2,
           running: running.size,
           queued: 0,
+          backgroundRunning: 0,
+          backgroundQueued: 0,
           completed: 0,
           failed: 0,
           cancelled: state.cancelled,

@@ -33,6 +33,8 @@ const STATS: Record<keyof PoolStats, true> = {
   slots: true,
   running: true,
   queued: true,
+  backgroundRunning: true,
+  backgroundQueued: true,
   completed: true,
   failed: true,
   cancelled: true,

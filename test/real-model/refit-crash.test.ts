@@ -1,5 +1,6 @@
-// `decision-machine serve` on the real model, killed -9 in the middle of an online refit: after a
-// restart the previous head serves (the same version, nothing half-written, the store intact),
+// `decision-machine serve` on the real model, killed -9 twice: first while corrections wait to be
+// read (they stay stored, unread), then in the middle of the online refit that reads them. After
+// each restart the previous head serves (the same version, nothing half-written, the store intact),
 // and the refit starts again once its lease has expired and a correction asks for it.
 import t from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -67,10 +68,20 @@ async function until<T>(what: string, read: () => Promise<T | undefined>, ms = 6
     await sleep(250);
   }
 }
-const leases = () => {
+const count = (table: string) => {
   const db = new Database(database, { readonly: true });
   try {
-    return (db.prepare('SELECT COUNT(*) AS n FROM leases').get() as { n: number }).n;
+    return (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+};
+const killed = async (child: ChildProcess) => {
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child.once('exit', resolve));
+  const db = new Database(database, { readonly: true });
+  try {
+    return db.pragma('integrity_check', { simple: true });
   } finally {
     db.close();
   }
@@ -85,19 +96,22 @@ t.test('kill -9 during a refit: the previous head serves, nothing half-written, 
   const first = await until('the first head', async () => (await listed())[0]);
   t.equal(first.examples, 16, 'fitted on 8 corrections per label');
 
-  // 16 more (the same texts again, corrected the same way): 32, twice as many, starts a refit.
+  // 16 more (the same texts again, corrected the same way), then a kill before they are all read.
   for (let i = 0; i < 8; i++) {
     await correct(`${SEA[i]!} Again.`, 'red');
     await correct(`${FIRE[i]!} Again.`, 'blue');
   }
-  await until('the refit under way (its lease taken)', async () => (leases() > 0 ? true : undefined), 60_000);
-  child.kill('SIGKILL');
-  await new Promise((resolve) => child.once('exit', resolve));
-  const killed = performance.now();
+  t.equal(await killed(child), 'ok', 'the store intact after a kill while corrections are read');
+  t.equal(count('corrections'), 32, 'every correction stored');
+  t.ok(count('correction_readings') < 32, `some unread (${count('correction_readings')} of 32 read)`);
 
-  const db = new Database(database, { readonly: true });
-  t.equal(db.pragma('integrity_check', { simple: true }), 'ok', 'the store intact');
-  db.close();
+  // The 33rd correction is due for a refit (twice the head's 16), which reads the unread ones
+  // itself: killed in the middle of it, its lease taken.
+  child = await start();
+  await correct(SEA[8]!, 'red');
+  await until('the refit under way (its lease taken)', async () => (count('leases') > 0 ? true : undefined), 120_000);
+  t.equal(await killed(child), 'ok', 'the store intact after a kill mid-refit');
+  const killedAt = performance.now();
   child = await start();
   const after = await listed();
   t.same(
@@ -112,12 +126,13 @@ t.test('kill -9 during a refit: the previous head serves, nothing half-written, 
   t.equal(res.headers.get('x-decision-head'), first.id, 'and decides');
 
   // The dead process's lease expires within 30 s; the next correction past the threshold refits.
-  await sleep(Math.max(0, 31_000 - (performance.now() - killed)));
-  await correct(SEA[8]!, 'red');
+  await sleep(Math.max(0, 31_000 - (performance.now() - killedAt)));
+  await correct(FIRE[8]!, 'blue');
   const refitted = await until('the refit after the restart', async () =>
-    (await listed()).find((h) => h.examples === 33),
+    (await listed()).find((h) => h.examples === 34),
   );
-  t.not(refitted.fitted_at, first.fitted_at, 'a new version from all 33 corrections');
+  t.not(refitted.fitted_at, first.fitted_at, 'a new version from all 34 corrections');
+  t.equal(count('correction_readings'), 34, 'every correction read once it is done');
   t.equal(refitted.id, first.id);
   child.kill('SIGKILL');
 });
