@@ -2,9 +2,9 @@
 // Results go to stdout, progress and errors to stderr. Exit codes: 0 ok, 1 a model failed
 // (not available, or a hash mismatch), 2 usage error.
 
-import { DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, findModel, MODELS, TEST_MODELS } from './manifest.js';
-import { cacheState, verifyCached } from './cache.js';
-import { cacheDirOf, resolveModel, storeOptions, type StoreOptions } from './store.js';
+import { DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, findModel, MODELS, TEST_MODELS } from '../models/manifest.js';
+import { cacheState, verifyCached } from '../models/cache.js';
+import { cacheDirOf, resolveModel, storeOptions, type StoreOptions } from '../models/store.js';
 import { loadConfig } from '../config.js';
 
 const USAGE = `usage: decision-machine models <command>

@@ -1,0 +1,19 @@
+// What every command shares: the operator error and the table it prints.
+
+/** An operator error on stderr; exit code 2. */
+export function fail(message: string): number {
+  process.stderr.write(`decision-machine: ${message}\n`);
+  return 2;
+}
+
+/** Left-aligned columns with a header row, on stdout. */
+export function table(head: string[], rows: string[][]): void {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  for (const row of [head, ...rows])
+    process.stdout.write(
+      `${row
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd()}\n`,
+    );
+}
