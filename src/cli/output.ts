@@ -9,11 +9,10 @@ export function fail(message: string): number {
 /** Left-aligned columns with a header row, on stdout. */
 export function table(head: string[], rows: string[][]): void {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  for (const row of [head, ...rows])
-    process.stdout.write(
-      `${row
-        .map((c, i) => c.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd()}\n`,
-    );
+  const line = (row: string[]) =>
+    row
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  process.stdout.write([head, ...rows].map((row) => `${line(row)}\n`).join(''));
 }
