@@ -23,7 +23,7 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'bench/results/fairness.json' },
   },
 });
-const cli = new URL('../src/cli.js', import.meta.url).pathname;
+const cli = new URL('../src/cli/main.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'dm-fairness-'));
 const env = { ...process.env, DM_AUTH: 'on', DM_AUDIO: 'off', DM_DATABASE_URL: join(dir, 'service.db') };
 const port = await new Promise<number>((resolve) => {

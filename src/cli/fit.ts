@@ -11,7 +11,8 @@ import { parseArgs } from 'node:util';
 import { fitHeads, parseExamples, readLine, type Labelled, type SignatureReport } from '../heads/fit.js';
 import { modelSha256 } from '../models/identity.js';
 import { openService } from '../service.js';
-import { openStore, type Store } from '../store/store.js';
+import { withStore, type Store } from '../store/store.js';
+import { table } from './output.js';
 
 export const FIT_USAGE =
   'usage: decision-machine fit FILE.jsonl [--org ORGANIZATION]   (lines of {"cap", "req", "expect"}; --org: heads that decide only that organization\'s requests)';
@@ -46,7 +47,7 @@ export async function fitCommand(args: string[]): Promise<number> {
     process.stderr.write(`decision-machine fit: ${file}: ${err.message}; nothing stored\n`);
     return 4;
   }
-  return withStore((store) => fitAndPrint(store, examples, parsed.values.org ?? ''));
+  return withStore(loadConfig().databaseUrl, (store) => fitAndPrint(store, examples, parsed.values.org ?? ''));
 }
 
 /**
@@ -68,7 +69,7 @@ export async function refitCommand(args: string[]): Promise<number> {
     return 2;
   }
   const organization = parsed.values.org ?? '';
-  return withStore(async (store) => {
+  return withStore(loadConfig().databaseUrl, async (store) => {
     const examples = (await store.corrections(organization, signature)).map((c) => readLine(JSON.parse(c.line)));
     if (examples.length === 0) {
       process.stderr.write(
@@ -78,16 +79,6 @@ export async function refitCommand(args: string[]): Promise<number> {
     }
     return fitAndPrint(store, examples, organization);
   });
-}
-
-/** Runs `body` on the configured store, closing it after. */
-async function withStore(body: (store: Store) => Promise<number>): Promise<number> {
-  const store = await openStore(loadConfig().databaseUrl);
-  try {
-    return await body(store);
-  } finally {
-    await store.close();
-  }
 }
 
 /** Loads the model, fits `examples` for `organization` into `store`, prints one row per decision. */
@@ -101,18 +92,18 @@ async function fitAndPrint(store: Store, examples: Labelled[], organization: str
       progress: process.stderr,
       organization,
     });
-    process.stdout.write(table(reports));
+    printReports(reports);
   } finally {
     await service.engine.close();
   }
   return 0;
 }
 
-function table(reports: SignatureReport[]): string {
+function printReports(reports: SignatureReport[]): void {
   const pct = (x: number | null) => (x === null ? '-' : `${(100 * x).toFixed(1)}%`);
-  const rows = [
+  table(
     ['head', 'capability', 'decision', 'examples', 'zero-shot', 'fitted', 'route', 'stored', 'seconds'],
-    ...reports.map((r) => [
+    reports.map((r) => [
       r.id,
       r.capability,
       r.description.length > 40 ? `${r.description.slice(0, 39)}…` : r.description,
@@ -123,16 +114,5 @@ function table(reports: SignatureReport[]): string {
       r.stored ? 'yes' : `no: ${r.note}`,
       r.seconds.toFixed(1),
     ]),
-  ];
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return (
-    rows
-      .map((r) =>
-        r
-          .map((cell, c) => cell.padEnd(widths[c]!))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n') + '\n'
   );
 }

@@ -175,6 +175,16 @@ export async function openStore(url: string): Promise<Store> {
   return (await import('./sqlite.js')).SqliteStore.open(url.replace(/^sqlite:/, ''));
 }
 
+/** Opens the store at `url` for `use` and closes it after, whether `use` resolves or throws. */
+export async function withStore<T>(url: string, use: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(url);
+  try {
+    return await use(store);
+  } finally {
+    await store.close();
+  }
+}
+
 /** A connection URL with its password replaced, for logs. */
 export function redactUrl(url: string): string {
   return url.replace(/^([a-z]+:\/\/[^:/@]*:)[^@]*@/i, '$1***@');

@@ -11,7 +11,7 @@ import { openStore } from '../../src/store/store.js';
 const dir = mkdtempSync(join(tmpdir(), 'dm-cli-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const database = join(dir, 'service.db');
-const cli = fileURLToPath(new URL('../../src/cli.js', import.meta.url));
+const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const run = (...args: string[]) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile('node', [cli, ...args], { env: { ...process.env, DM_DATABASE_URL: database } }, (err, stdout, stderr) =>

@@ -3,7 +3,7 @@
 // ledger equals the sum of the x-input-tokens the clients received.
 import t from 'tap';
 import { issueKey } from '../../src/auth/keys.js';
-import { keysCommand } from '../../src/auth/cli.js';
+import { keysCommand } from '../../src/cli/keys.js';
 import { startGatedServer, type GatedServer } from '../helpers/gated-server.js';
 import { startPostgres, startRedis } from '../helpers/databases.js';
 import { EXAMPLES } from '../helpers/examples.js';

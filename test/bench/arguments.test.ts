@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parsePlan, UsageError } from '../../src/bench/plan.js';
 
-const cli = new URL('../../src/cli.js', import.meta.url).pathname;
+const cli = new URL('../../src/cli/main.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'dm-bench-args-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 /** The command itself, as a user runs it. */

@@ -11,7 +11,7 @@ import type { Row } from '../../src/bench/sweep.js';
 import { fakeBinding } from '../helpers/fake-binding.js';
 import { startServer } from '../helpers/server.js';
 
-const cli = new URL('../../src/cli.js', import.meta.url).pathname;
+const cli = new URL('../../src/cli/main.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'dm-bench-texts-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const server = await startServer(fakeBinding({ delayMs: 5 }), { modelPath: 'fake', queue: 4 });

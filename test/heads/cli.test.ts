@@ -7,13 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../../src/store/store.js';
-import { describeSignature } from '../../src/heads/cli.js';
+import { describeSignature } from '../../src/cli/heads.js';
 import { treeSignature, verifySignature } from '../../src/heads/signature.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-heads-cli-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const database = join(dir, 'service.db');
-const cli = fileURLToPath(new URL('../../src/cli.js', import.meta.url));
+const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const run = (...args: string[]) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile('node', [cli, ...args], { env: { ...process.env, DM_DATABASE_URL: database } }, (err, stdout, stderr) =>

@@ -119,7 +119,7 @@ t.test('the CLI refuses a bad file with exit 4 and stores nothing', async (t) =>
   const file = join(dir, 'labels.jsonl');
   writeFileSync(file, `${classify('greeting')}\n${classify('weather')}\n`);
   const database = join(dir, 'service.db');
-  const cli = new URL('../../src/cli.js', import.meta.url).pathname;
+  const cli = new URL('../../src/cli/main.js', import.meta.url).pathname;
   const run = await new Promise<{ code: number | null; stderr: string }>((resolve) =>
     execFile('node', [cli, 'fit', file], { env: { ...process.env, DM_DATABASE_URL: database } }, (err, _out, stderr) =>
       resolve({ code: err ? (err.code as number) : 0, stderr }),

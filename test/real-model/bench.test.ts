@@ -13,7 +13,7 @@ import type { Row, Sweep } from '../../src/bench/sweep.js';
 import { testModelPath } from '../helpers/model.js';
 import { startServer } from '../helpers/server.js';
 
-const cli = new URL('../../src/cli.js', import.meta.url).pathname;
+const cli = new URL('../../src/cli/main.js', import.meta.url).pathname;
 const modelPath = await testModelPath();
 const dir = mkdtempSync(join(tmpdir(), 'dm-bench-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -12,7 +12,7 @@ import { openStore } from '../../src/store/store.js';
 import { freePort, startPostgres } from '../helpers/databases.js';
 import { testModelPath } from '../helpers/model.js';
 
-const cli = new URL('../../src/cli.js', import.meta.url).pathname;
+const cli = new URL('../../src/cli/main.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'dm-database-away-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const postgres = await startPostgres();

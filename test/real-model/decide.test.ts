@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { post, startServer } from '../helpers/server.js';
 import { testModelPath } from '../helpers/model.js';
 
-const cli = new URL('../../src/cli.js', import.meta.url).pathname;
+const cli = new URL('../../src/cli/main.js', import.meta.url).pathname;
 const modelPath = await testModelPath();
 const dir = mkdtempSync(join(tmpdir(), 'dm-decide-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { longText, testModelPath } from '../helpers/model.js';
 import { post } from '../helpers/server.js';
 
-const cli = new URL('../../src/cli.js', import.meta.url).pathname;
+const cli = new URL('../../src/cli/main.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'dm-drain-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const port = await new Promise<number>((resolve) => {

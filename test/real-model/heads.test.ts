@@ -308,7 +308,7 @@ t.test('decision-machine decide applies the heads of its store', async (t) => {
   const head = (await store.findHead(reports[0]!.id))!;
   await own.saveHead({ ...head, model });
   await own.close();
-  const cli = new URL('../../src/cli.js', import.meta.url).pathname;
+  const cli = new URL('../../src/cli/main.js', import.meta.url).pathname;
   const run = spawnSync('node', [cli, 'decide', 'classify'], {
     env: {
       ...process.env,

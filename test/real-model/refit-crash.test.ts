@@ -16,7 +16,7 @@ t.setTimeout(1_200_000);
 
 const LABELS = ['red', 'blue'];
 
-const cli = new URL('../../src/cli.js', import.meta.url).pathname;
+const cli = new URL('../../src/cli/main.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'dm-refit-crash-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const database = join(dir, 'service.db');

@@ -1,45 +1,14 @@
-#!/usr/bin/env node
-// decision-machine serve            start the HTTP service (fetches the model on first run)
-// decision-machine models ...       pull | list | verify (see src/models/cli.ts)
-// decision-machine keys ...         issue | list | revoke API keys (see src/auth/cli.ts)
-// decision-machine heads ...        list | show | remove | rollback (src/heads/cli.ts); refit (src/cli/fit.ts)
-// decision-machine usage ...        requests, input tokens and price per organization and key
-// decision-machine decide CAP [FILE] one decision without a server (see src/cli/decide.ts)
-// decision-machine fit FILE [--org]  fit decision heads on labelled examples (see src/cli/fit.ts)
-// decision-machine bench [...]       the throughput sweep: decisions/s and latency per setting (src/cli/bench.ts)
-import { loadConfig, ENV, type Config } from './config.js';
-import { createLogger } from './log.js';
-import { modelsCommand } from './models/cli.js';
-import { serve } from './http/uws.js';
-import { routes, type Service } from './http/routes.js';
-import { Probes } from './http/probes.js';
-import { openService } from './service.js';
-import { keyMaxInflight, openAccess } from './auth/access.js';
-import { keysCommand, usageCommand } from './auth/cli.js';
-import { headsCommand } from './heads/cli.js';
-import { redactUrl } from './store/store.js';
-import { decideCommand } from './cli/decide.js';
-import { fitCommand, refitCommand } from './cli/fit.js';
-import { benchCommand } from './cli/bench.js';
-import { Feedback } from './feedback/feedback.js';
-import { modelSha256 } from './models/identity.js';
-
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === 'models') return modelsCommand(rest);
-  if (command === 'keys') return keysCommand(rest);
-  if (command === 'heads' && rest[0] === 'refit') return refitCommand(rest.slice(1));
-  if (command === 'heads') return headsCommand(rest);
-  if (command === 'usage') return usageCommand(rest);
-  if (command === 'decide') return decideCommand(rest);
-  if (command === 'fit') return fitCommand(rest);
-  if (command === 'bench') return benchCommand(rest);
-  if (command === 'serve' || command === undefined) return runServer();
-  process.stderr.write(
-    'usage: decision-machine [serve] | models pull|list|verify | keys issue|list|revoke | heads list|show|remove|rollback|refit | usage [...] | decide CAPABILITY [FILE] | fit FILE | bench [--help]\n',
-  );
-  return 2;
-}
+// decision-machine serve: the HTTP service over the configured model, keys and store.
+import { loadConfig, ENV, type Config } from '../config.js';
+import { createLogger } from '../log.js';
+import { serve } from '../http/uws.js';
+import { routes, type Service } from '../http/routes.js';
+import { Probes } from '../http/probes.js';
+import { openService } from '../service.js';
+import { keyMaxInflight, openAccess } from '../auth/access.js';
+import { redactUrl } from '../store/store.js';
+import { Feedback } from '../feedback/feedback.js';
+import { modelSha256 } from '../models/identity.js';
 
 /**
  * The listener opens first (GET /health answers at once; GET /ready and the model routes answer
@@ -47,7 +16,7 @@ async function main(argv: string[]): Promise<number> {
  * drain: /ready turns 503 and new requests get 503 not_ready, every admitted request is answered
  * and its usage row written (at most DM_DRAIN_TIMEOUT_MS), then the listener and the stores close.
  */
-async function runServer(): Promise<number> {
+export async function serveCommand(): Promise<number> {
   const config = loadConfig();
   const log = createLogger(config.logLevel);
   log.info('configuration', { config: printable(config) });
@@ -146,11 +115,3 @@ function printable(config: Config): Record<string, unknown> {
     ]),
   );
 }
-
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`decision-machine: ${(err as Error).message}\n`);
-    process.exit(1);
-  },
-);

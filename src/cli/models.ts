@@ -2,10 +2,11 @@
 // Results go to stdout, progress and errors to stderr. Exit codes: 0 ok, 1 a model failed
 // (not available, or a hash mismatch), 2 usage error.
 
-import { DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, findModel, MODELS, TEST_MODELS } from './manifest.js';
-import { cacheState, verifyCached } from './cache.js';
-import { cacheDirOf, resolveModel, storeOptions, type StoreOptions } from './store.js';
+import { DEFAULT_DECISION_MODEL, DEFAULT_ENCODER_MODEL, findModel, MODELS, TEST_MODELS } from '../models/manifest.js';
+import { cacheState, verifyCached } from '../models/cache.js';
+import { cacheDirOf, resolveModel, storeOptions, type StoreOptions } from '../models/store.js';
 import { loadConfig } from '../config.js';
+import { table } from './output.js';
 
 const USAGE = `usage: decision-machine models <command>
   pull [id...|--for test|--all]   fetch models into the cache (default: ${DEFAULT_DECISION_MODEL} and ${DEFAULT_ENCODER_MODEL})
@@ -74,7 +75,7 @@ async function pull(args: string[], store: StoreOptions): Promise<number> {
 }
 
 async function list(store: StoreOptions): Promise<number> {
-  const rows = [['ID', 'ROLE', 'SIZE', 'LICENCE', 'CACHED', 'DEFAULT']];
+  const rows: string[][] = [];
   for (const m of MODELS) {
     const state = await cacheState(m, cacheDirOf(store));
     const cached = state === 'verified' ? 'yes' : state === 'unverified' ? 'yes (not yet hashed)' : 'no';
@@ -87,14 +88,7 @@ async function list(store: StoreOptions): Promise<number> {
       m.id === DEFAULT_DECISION_MODEL ? '*' : '',
     ]);
   }
-  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  for (const r of rows)
-    process.stdout.write(
-      r
-        .map((cell, c) => cell.padEnd(widths[c]))
-        .join('  ')
-        .trimEnd() + '\n',
-    );
+  table(['ID', 'ROLE', 'SIZE', 'LICENCE', 'CACHED', 'DEFAULT'], rows);
   process.stdout.write(`cache: ${cacheDirOf(store)}\n`);
   return 0;
 }

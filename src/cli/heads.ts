@@ -1,12 +1,13 @@
-// Operator commands over the fitted decision heads in the configured store (DM_DATABASE_URL):
+// decision-machine heads: the fitted decision heads of the configured store (DM_DATABASE_URL):
 //   heads list [--json]     id, whose, capability, examples, live accuracy, model, date and decision
 //   heads show HEAD_ID      the record as JSON, without its weights (their size in bytes instead)
 //   heads remove HEAD_ID    requests asking that decision are read zero-shot again
 //   heads rollback HEAD_ID  the version the last fit or refit replaced serves again
-// (`heads refit` needs the model: src/cli/fit.ts)
+// (`heads refit` needs the model: fit.ts)
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { fail, table, withStore } from '../auth/cli.js';
+import { withStore } from '../store/store.js';
+import { fail, table } from './output.js';
 
 const USAGE =
   'usage: decision-machine heads list [--json] | show HEAD_ID | remove HEAD_ID | rollback HEAD_ID | refit SIGNATURE [--org ORG]';
