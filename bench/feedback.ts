@@ -1,7 +1,8 @@
 // Online refits beside live requests, on the default model and settings: a label set of 16 opaque
 // codes (L01..L16, one per topic, so the model cannot read them by name) is taught through
-// POST .../feedback, 8 corrections per label sent as whole fit lines, one at a time (each once the
-// one before is read, as corrections come from people), while a client sends yes-no requests one
+// POST .../feedback, 8 corrections per label of decisions it made (classify, then the correction of
+// its x-decision-id), one at a time (each once the one before is read, as corrections come from
+// people), while a client sends yes-no requests one
 // after another; the 128th completes 8 per label and the service refits the decision's head off
 // the request path. Measures: yes-no p50 idle, while corrections are read and while the refit
 // runs; the seconds each correction took to be read; the seconds from the 128th correction to the
@@ -85,7 +86,8 @@ const post = async (path: string, body: unknown) => {
   const started = performance.now();
   const res = await fetch(`${url}${path}`, { method: 'POST', body: JSON.stringify(body) });
   const json = (await res.json()) as Record<string, unknown>;
-  return { status: res.status, json, head: res.headers.get('x-decision-head'), ms: performance.now() - started };
+  const [id, head] = [res.headers.get('x-decision-id'), res.headers.get('x-decision-head')];
+  return { status: res.status, json, id, head, ms: performance.now() - started };
 };
 let n = 0;
 const yesNo = async () =>
@@ -101,12 +103,10 @@ for (let t = 0; t < TOPICS.length; t++)
       (await post('/decision-machine-1/classify', { text: text(t, k), labels: LABELS })).json.label as string,
     );
 
+// A decision the service makes, then its correction by id (as an operator corrects a dashboard's).
 const correct = async (t: number, k: number) => {
-  const res = await post('/decision-machine-1/feedback', {
-    cap: 'classify',
-    req: { text: text(t, k), labels: LABELS },
-    expect: { label: LABELS[t] },
-  });
+  const decided = await post('/decision-machine-1/classify', { text: text(t, k), labels: LABELS });
+  const res = await post('/decision-machine-1/feedback', { id: decided.id, expect: { label: LABELS[t] } });
   if (res.status !== 202) throw new Error(`feedback: ${res.status} ${JSON.stringify(res.json)}`);
 };
 const taughtFirst = [...Array(8 * TOPICS.length - 1).keys()].map((i) => [

@@ -17,8 +17,8 @@ import { ServiceError } from '../errors.js';
 import { Progress } from '../models/progress.js';
 import type { Store } from '../store/store.js';
 import { encodeParams, type HeadMeta } from './heads.js';
-import { argmax } from '../decisions/distribution.js';
-import { fit, predict, Projected, type Example } from './logistic.js';
+import type { Example } from './logistic.js';
+import { learn } from './learn.js';
 import { HeadReader } from './reading.js';
 import { READING_VERSION } from '../decisions/reading.js';
 import { shuffleInPlace, uniform } from './random.js';
@@ -83,7 +83,6 @@ export interface FitOptions {
 }
 
 const MIN_EXAMPLES = 8;
-const STRENGTHS = [Infinity, 0.1, 0.01, 0.001];
 const CHUNK = 16; // texts per job
 const ROUTE_SECONDS = 60;
 const ROUTE_MAX = 64; // examples the route is asked at most, per signature
@@ -282,7 +281,7 @@ export async function fitSignature(
     report.note = `too few examples to fit: ${group.length}, of ${seen} outcome(s) (at least ${MIN_EXAMPLES}, of 2 outcomes)`;
     return finish();
   }
-  const chosen = choose(read, sig.outcomes.length, opts.folds ?? 4, opts.seed ?? 1);
+  const { chosen, params } = await learn(read, sig.outcomes.length, opts.folds ?? 4, opts.seed ?? 1);
   report.zeroShot = chosen.zeroShot;
   report.fitted = chosen.accuracy;
   report.strength = chosen.strength;
@@ -299,12 +298,9 @@ export async function fitSignature(
     report.note = `the route was right on ${checked.route} of ${checked.examples} examples, the head on ${checked.head}: nothing stored`;
     return finish();
   }
-  const projected = new Projected(read, opts.seed ?? 1);
-  const all = read.map((_, i) => i);
-  const params = projected.params(fit(projected, all, sig.outcomes.length, chosen.strength), sig.outcomes.length);
   const meta: HeadMeta = {
     outcomes: sig.outcomes,
-    dim: params.dim,
+    dim: params!.dim,
     strength: chosen.strength,
     reading: READING_VERSION,
     report: {
@@ -325,46 +321,11 @@ export async function fitSignature(
       createdAt: new Date().toISOString(),
       examples: group.length,
       meta: JSON.stringify(meta),
-      weights: encodeParams(params),
+      weights: encodeParams(params!),
     });
     report.stored = true;
   }
   return finish();
-}
-
-/**
- * The penalty strength with the best stratified k-fold accuracy, or null when none beats the
- * zero-shot reading (ties go to the stronger penalty, then to the zero-shot reading).
- */
-export function choose(
-  examples: Example[],
-  outcomes: number,
-  folds: number,
-  seed: number,
-): { strength: number | null; accuracy: number; zeroShot: number; folds: number; predictions: number[] } {
-  const zeroShot = mean(examples.map((e) => (argmax(e.base) === e.label ? 1 : 0)));
-  const fold = stratifiedFolds(
-    examples.map((e) => e.label),
-    folds,
-    seed,
-  );
-  const k = Math.max(...fold) + 1;
-  const p = new Projected(examples, seed);
-  // `predictions`: each example's out-of-fold choice (the zero-shot reading's where it is kept).
-  let best = { strength: null as number | null, accuracy: zeroShot, predictions: examples.map((e) => argmax(e.base)) };
-  if (k < 2) return { ...best, zeroShot, folds: k };
-  for (const strength of STRENGTHS) {
-    const predictions = new Array<number>(examples.length);
-    for (let f = 0; f < k; f++) {
-      const train = fold.flatMap((g, i) => (g === f ? [] : [i]));
-      const test = fold.flatMap((g, i) => (g === f ? [i] : []));
-      const fitted = fit(p, train, outcomes, strength);
-      predict(p, fitted, test).forEach((p, j) => (predictions[test[j]!] = p));
-    }
-    const accuracy = mean(predictions.map((p, i) => (p === examples[i]!.label ? 1 : 0)));
-    if (accuracy > best.accuracy + 1e-9) best = { strength, accuracy, predictions };
-  }
-  return { ...best, zeroShot, folds: k };
 }
 
 /**
@@ -426,23 +387,4 @@ function stratifiedOrder(labels: number[], seed: number): number[] {
     for (const q of queues) if (round < q.length) order.push(q[round]!);
   }
   return order;
-}
-
-/** A fold per example: each outcome's examples dealt round the folds in a seeded shuffle. */
-function stratifiedFolds(labels: number[], folds: number, seed: number): number[] {
-  const random = uniform(seed);
-  const fold = new Array<number>(labels.length).fill(0);
-  const byLabel = new Map<number, number[]>();
-  labels.forEach((l, i) => byLabel.set(l, [...(byLabel.get(l) ?? []), i]));
-  const smallest = Math.min(...[...byLabel.values()].map((v) => v.length));
-  const k = Math.max(1, Math.min(folds, Math.max(2, smallest)));
-  let next = 0;
-  for (const members of byLabel.values()) {
-    for (const m of shuffleInPlace(members, random)) fold[m] = next++ % k;
-  }
-  return fold;
-}
-
-function mean(v: number[]): number {
-  return v.reduce((a, b) => a + b, 0) / Math.max(1, v.length);
 }

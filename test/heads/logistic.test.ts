@@ -1,7 +1,7 @@
 // The head's arithmetic on synthetic readings: what it learns, what it keeps of the zero-shot
 // reading, and that cross-validation keeps the zero-shot reading when the features teach nothing.
 import t from 'tap';
-import { choose } from '../../src/heads/fit.js';
+import { choose } from '../../src/heads/learn.js';
 import { argmax } from '../../src/decisions/distribution.js';
 import { fit, headScores, Projected, type Example } from '../../src/heads/logistic.js';
 import { decodeParams, encodeParams } from '../../src/heads/heads.js';
