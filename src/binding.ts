@@ -32,7 +32,7 @@ export type NativeLogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 export interface LoadOptions {
   modelPath: string;
   slots: number; // native threads, each with its own llama context
-  backgroundSlots?: number; // one-thread slots at the lowest priority, for jobs marked background (default 0)
+  backgroundSlots?: number; // one-thread slots at a background priority, for jobs marked background (default 0)
   threads: number; // CPU threads per slot
   contextSize: number; // KV cache tokens per slot
   batchSize: number; // tokens per llama_decode

@@ -3,9 +3,9 @@
 // jobs wait in one FIFO shared by the slots. A job that arrives while slots are idle goes to the
 // idle slot whose prefix cache shares most of its prompt (same text, same instructions). The pool does no admission
 // control: the caller decides how much to submit (the TypeScript engine refuses with 529 when it is full).
-// Background slots (one thread each, at the lowest priority) take only background jobs, and the
-// request slots never do: background work never holds a slot a request waits for, and the kernel
-// gives it the CPU only where requests leave it.
+// Background slots (one thread each, at a background priority: thread_priority.h) take only
+// background jobs, and the request slots never do: background work never holds a slot a request
+// waits for, and the kernel gives it a small share of the CPU requests want.
 #pragma once
 #include <atomic>
 #include <condition_variable>

@@ -47,7 +47,7 @@ export interface EngineOptions {
   requestTimeoutMs?: number;
   /**
    * Slots for background work (`Engine.background`: heads refitted beside requests), one thread
-   * each at the lowest CPU priority; default 1. With 0, background work shares the request slots.
+   * each at a background CPU priority (nice 14); default 1. With 0, background work shares the request slots.
    */
   backgroundSlots?: number;
 }

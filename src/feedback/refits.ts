@@ -2,7 +2,7 @@
 // corrections of every outcome, then each time its corrections double (or when the operator asks:
 // `decision-machine heads refit`), off the request path:
 // - each correction is read once as it arrives (readings.ts), so a refit only fits; all of it on
-//   the engine's background slots, which take no request's slot and run at the lowest CPU priority;
+//   the engine's background slots, which take no request's slot and run at a background CPU priority (nice 14);
 // - one read or refit at a time in a process, in the order the corrections came;
 // - one replica at a time per decision: a lease row in the store, renewed while the refit runs, so
 //   a replica that dies gives it up within LEASE_MS;
@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import type { Engine } from '../engine/engine.js';
 import type { Heads } from '../heads/heads.js';
 import { fitSignature, readLine, type Labelled, type SignatureReport } from '../heads/fit.js';
+import { headId } from '../heads/signature.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Correction, Store } from '../store/store.js';
@@ -139,6 +140,9 @@ export class Refits {
         const examples = corrections.map((c) => readLine(JSON.parse(c.line)));
         this.attempted.set(`${organization}\n${signature}`, examples.length);
         if (!force && !everyOutcome(examples)) return 'skipped';
+        // Another replica may have refitted it since this one was told (its heads poll the store).
+        const fitted = (await store.findHead(headId(examples[0]!.sig, organization)))?.examples ?? 0;
+        if (!force && fitted > 0 && examples.length < 2 * fitted) return 'skipped';
         const started = performance.now();
         const model = await this.options.model();
         const read = await this.readAll(corrections, examples, model);

@@ -85,7 +85,7 @@ export function headOf(record: HeadRecord, model: string, dim: number): Head {
 
 const headKey = (organization: string, signature: string) => `${organization}\n${signature}`;
 
-const POLL_MS = 5000;
+const POLL_MS = 2000;
 const FIRST_POLL_MS = 1000;
 
 export class Heads {
@@ -103,7 +103,7 @@ export class Heads {
   ) {}
 
   /**
-   * Loads the store's heads for `model` and keeps them current (polling every 5 s). A store that
+   * Loads the store's heads for `model` and keeps them current (polling every 2 s). A store that
    * does not answer is warned about once per outage and asked again at the next poll; at open it
    * fails the open unless `storeMayBeAway`, and then `loaded` says when the heads have been read.
    */
@@ -125,7 +125,7 @@ export class Heads {
         },
       );
     if (!heads.loaded) await poll();
-    // Every second until the heads are read once (GET /ready waits for them), then every 5 s.
+    // Every second until the heads are read once (GET /ready waits for them), then every 2 s.
     const next = (): void => {
       if (heads.closed) return;
       heads.timer = setTimeout(() => void poll().then(next), heads.loaded ? POLL_MS : FIRST_POLL_MS);

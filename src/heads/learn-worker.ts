@@ -2,7 +2,7 @@
 // thread), fits, posts the result and ends.
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { learnHere } from './learn.js';
+import { BACKGROUND_NICE, learnHere } from './learn.js';
 import type { Example } from './logistic.js';
 
 const { examples, outcomes, folds, seed } = workerData as {
@@ -11,5 +11,5 @@ const { examples, outcomes, folds, seed } = workerData as {
   folds: number;
   seed: number;
 };
-setPriority(19);
+setPriority(BACKGROUND_NICE);
 parentPort!.postMessage(learnHere(examples, outcomes, folds, seed));

@@ -1,6 +1,6 @@
 // The arithmetic of fitting a head, apart from reading: the penalty chosen by stratified k-fold
 // accuracy (the zero-shot reading itself one of the candidates), then the head fitted on every
-// example. `learn` runs it on a worker thread at the lowest CPU priority: seconds of arithmetic
+// example. `learn` runs it on a worker thread at a background priority: seconds of arithmetic
 // for a hundred examples that would otherwise hold the event loop, and with it every request.
 import { Worker } from 'node:worker_threads';
 import { argmax } from '../decisions/distribution.js';
@@ -8,6 +8,8 @@ import { fit, predict, Projected, type Example, type HeadParams } from './logist
 import { shuffleInPlace, uniform } from './random.js';
 
 const STRENGTHS = [Infinity, 0.1, 0.01, 0.001];
+/** The fitting thread's nice value: the background slots' (native/core/thread_priority.h). */
+export const BACKGROUND_NICE = 14;
 
 /** The chosen penalty (null: the zero-shot reading kept) and its cross-validated figures. */
 export interface Chosen {

@@ -1,6 +1,7 @@
 // What decisions that learn from use keep, in both stores, each seen through two connections as
 // two replicas see it: decisions kept in the usage row's transaction (and forgotten after the
-// retention), corrections replaced by a second one of the same decision, the refit lease held by
+// retention), corrections replaced by a second one of the same decision, each correction's reading
+// (its features, bit for bit), the refit lease held by
 // one replica at a time, and a head's previous version restored by rollback.
 import t, { type Test } from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -79,6 +80,24 @@ async function kept(t: Test, url: string): Promise<void> {
     'a second correction of a decision replaces the first',
   );
   t.same(await b.corrections('globex', 'head_s'), [], "another organization's are its own");
+  t.equal(await b.countCorrections('acme', 'head_s'), 2);
+  t.equal(await b.countCorrections('globex', 'head_s'), 0);
+
+  const reading = {
+    model: `${'a'.repeat(64)}:r1`,
+    hidden: new Float32Array([0.5, -1.25, 3]),
+    base: [-0.1, -2.3],
+    route: 1,
+  };
+  await a.saveReading('dec_2', reading);
+  await a.saveReading('dec_2', { ...reading, route: 0 }); // read again (another model): replaced
+  const [unread, read] = await b.corrections('acme', 'head_s');
+  t.equal(unread!.reading, undefined, 'a correction not read yet has no reading');
+  t.same(
+    [read!.reading!.model, [...read!.reading!.hidden], read!.reading!.base, read!.reading!.route],
+    [reading.model, [0.5, -1.25, 3], [-0.1, -2.3], 0],
+    "a correction's reading kept beside it, the features bit for bit",
+  );
   t.same(await b.headAccuracy('head_h', '2026-12-01T00:00:00.000Z'), { right: 1, judged: 1 });
   t.same(await b.headAccuracy('head_h', '2026-12-02T00:00:00.000Z'), { right: 0, judged: 0 }, 'only since the fit');
 
