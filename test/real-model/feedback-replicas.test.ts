@@ -67,7 +67,9 @@ async function replica(name: string) {
     await access.close();
   });
   const refits = async (result: string) => {
-    const line = (await access.metrics.text()).split('\n').find((l) => l.startsWith(`dm_refits_total{result="${result}"}`));
+    const line = (await access.metrics.text())
+      .split('\n')
+      .find((l) => l.startsWith(`dm_refits_total{result="${result}"}`));
     return line ? Number(line.split(' ').at(-1)) : 0;
   };
   return { name, url: `http://127.0.0.1:${server.port}/v1`, refits };
