@@ -9,20 +9,10 @@
 // requests; the head's accuracy on 2 held-out texts per label against the zero-shot route's.
 // Writes bench/results/feedback.json.
 //   node dist/bench/feedback.js [--idle N]
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULTS, loadConfig } from '../src/config.js';
-import { openService } from '../src/service.js';
-import { routes } from '../src/http/routes.js';
-import { serve } from '../src/http/uws.js';
-import { createLogger } from '../src/log.js';
-import { openAccess } from '../src/auth/access.js';
-import { Feedback } from '../src/feedback/feedback.js';
-import { modelSha256 } from '../src/models/identity.js';
 import { percentile } from '../src/bench/stats.js';
 import { recordRun, update300 } from './harness.js';
+import { startLearningService } from './learning-service.js';
 
 const TOPICS: [string, string[]][] = [
   ['weather', ['rain', 'forecast', 'storm clouds', 'humidity', 'a cold front']],
@@ -61,38 +51,7 @@ const text = (topic: number, k: number) => {
 };
 
 const { values } = parseArgs({ options: { idle: { type: 'string', default: '40' } } });
-const dir = mkdtempSync(join(tmpdir(), 'dm-bench-feedback-'));
-const config = loadConfig(
-  process.env,
-  {},
-  { ...DEFAULTS, audio: 'off', databaseUrl: join(dir, 'service.db'), journalDir: join(dir, 'journal') },
-);
-const log = createLogger('silent');
-const access = await openAccess(config, () => service.engine.stats(), log); // keeps decisions for correction
-const store = access.store;
-const service = await openService(config, store);
-const feedback = new Feedback({
-  engine: service.engine,
-  store,
-  heads: service.heads,
-  model: () => modelSha256(config),
-  retentionDays: 7,
-  log: createLogger('info'),
-});
-const server = await serve(routes(service, access.gate, feedback), {
-  host: '127.0.0.1',
-  port: 0,
-  maxBodyBytes: 1 << 20,
-  log,
-});
-const url = `http://127.0.0.1:${server.port}/v1`;
-const post = async (path: string, body: unknown) => {
-  const started = performance.now();
-  const res = await fetch(`${url}${path}`, { method: 'POST', body: JSON.stringify(body) });
-  const json = (await res.json()) as Record<string, unknown>;
-  const [id, head] = [res.headers.get('x-decision-id'), res.headers.get('x-decision-head')];
-  return { status: res.status, json, id, head, ms: performance.now() - started };
-};
+const { url, post, service, feedback, config, close } = await startLearningService();
 let n = 0;
 const yesNo = async () =>
   (await post('/decision-machine-1/yes-no', { text: update300(n++), statement: 'The client must act.' })).ms;
@@ -173,8 +132,4 @@ const report = {
 };
 console.log(JSON.stringify(report, null, 2));
 recordRun('feedback', report);
-feedback.close();
-server.close();
-await service.engine.close();
-await access.close();
-rmSync(dir, { recursive: true, force: true });
+await close();
