@@ -6,14 +6,12 @@ import type { Engine } from '../engine/engine.js';
 import { ServiceError } from '../errors.js';
 import {
   SYSTEM_ONE_BATCH_PATH,
-  SYSTEM_ONE_DIALECT,
   SYSTEM_ONE_PATH,
   SystemOneBatchRequest,
   SystemOneRequest,
-  ValidationFailed,
   IMAGES_UNSUPPORTED,
-  systemOneError,
 } from '../api/systemone.js';
+import { SYSTEM_ONE_DIALECT, ValidationFailed, systemOneError } from '../api/systemone-errors.js';
 import { compile } from '../api/validate.js';
 import type { Billed } from '../decisions/billing.js';
 import type { SystemOne } from '../decisions/systemone.js';
