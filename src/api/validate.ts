@@ -6,7 +6,7 @@
 import type { TSchema, Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
-import { ServiceError } from '../errors.js';
+import { ERRORS, ServiceError } from '../errors.js';
 
 export type Validator<T> = (body: unknown) => T;
 
@@ -33,14 +33,13 @@ export const SPEC_DIALECT: Dialect = {
       if (!issues.includes(line)) issues.push(line);
       if (issues.length === 3) break;
     }
-    return new ServiceError('invalid_request', issues.join('; '));
+    return ERRORS.invalidRequest(issues.join('; '));
   },
   rules(body) {
     const bad = findIllFormed(body);
     if (bad === undefined) return undefined;
     const at = bad.path.length > 0 ? bad.path.join('.') : 'body';
-    return new ServiceError(
-      'invalid_request',
+    return ERRORS.invalidRequest(
       `${at}: ${bad.key ? 'a key contains' : 'contains'} a lone surrogate (invalid Unicode)`,
     );
   },
