@@ -5,7 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
-import { ServiceError, type ErrorCode } from '../errors.js';
+import { CODES, ServiceError, type ErrorCode } from '../errors.js';
 import { MAX_ITEMS, MAX_TEXT } from './common.js';
 import {
   ChoiceQuestion,
@@ -231,12 +231,25 @@ const ERROR_TYPES: Partial<Record<ErrorCode, string>> = {
   internal_error: 'api_error',
 };
 
+/** A code's `detail.error_type` on the wire. */
+export function systemOneErrorType(code: ErrorCode): string {
+  return ERROR_TYPES[code] ?? 'api_error';
+}
+
+// Codes of a request refused as sent: 422 `detail[]` on the wire, as FastAPI refuses a body.
+const UNPROCESSABLE: ReadonlySet<ErrorCode> = new Set(['invalid_request', 'invalid_schema', 'unsupported_request']);
+
+/** The status the wire sends a code with: 422 for a request refused as sent, else the catalogue's. */
+export function systemOneStatus(code: ErrorCode): number {
+  return UNPROCESSABLE.has(code) ? 422 : CODES[code].status;
+}
+
 /** An error as the System One wire shows it: 422 `detail[]` for a bad request, else `detail{}`. */
 export function systemOneError(err: ServiceError): { status: number; body: unknown; headers: Record<string, string> } {
   const envelope = err.toJSON();
   if (err instanceof ValidationFailed)
     return { status: 422, body: { detail: err.issues, ...envelope }, headers: err.headers };
-  if (err.code === 'invalid_request' || err.code === 'invalid_schema' || err.code === 'unsupported_request') {
+  if (UNPROCESSABLE.has(err.code)) {
     return {
       status: 422,
       body: { detail: [{ loc: ['body'], msg: err.message, type: 'value_error' }], ...envelope },
@@ -245,7 +258,7 @@ export function systemOneError(err: ServiceError): { status: number; body: unkno
   }
   return {
     status: err.status,
-    body: { detail: { error_type: ERROR_TYPES[err.code] ?? 'api_error', message: err.message }, ...envelope },
+    body: { detail: { error_type: systemOneErrorType(err.code), message: err.message }, ...envelope },
     headers: err.headers,
   };
 }
