@@ -1,6 +1,6 @@
 // The chat-completions facade's request and response schemas (unknown fields are accepted).
 import { Type, type Static } from '@sinclair/typebox';
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import { IMAGES_UNSUPPORTED } from './systemone.js';
 
 const Role = Type.Union(['system', 'user', 'assistant', 'tool', 'developer'].map((r) => Type.Literal(r)));
@@ -97,6 +97,6 @@ export function refuseImages(request: Static<typeof ChatCompletionRequest>): voi
   request.messages.forEach((m, i) => {
     if (!Array.isArray(m.content)) return;
     const j = m.content.findIndex((part) => IMAGE_PARTS.has(part.type));
-    if (j >= 0) throw new ServiceError('invalid_request', `messages.${i}.content.${j}: ${IMAGES_UNSUPPORTED}`);
+    if (j >= 0) throw ERRORS.invalidRequest(`messages.${i}.content.${j}: ${IMAGES_UNSUPPORTED}`);
   });
 }

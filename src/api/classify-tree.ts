@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import { TextFields } from './common.js';
 import { ClassifyResult, MAX_LABELS } from './classify.js';
 import { capabilityApi, EXAMPLE_TEXT, results } from './capability.js';
@@ -47,10 +47,7 @@ export const ClassifyTreeResult = Type.Object(
 /** Refuses a tree deeper than MAX_TREE_DEPTH levels: each level is one model call. */
 function checkDepth(input: Static<typeof ClassifyTreeRequest>): void {
   if (treeDepth(input.tree) > MAX_TREE_DEPTH)
-    throw new ServiceError(
-      'invalid_request',
-      `tree: deeper than ${MAX_TREE_DEPTH} levels (each level is one model call)`,
-    );
+    throw ERRORS.invalidRequest(`tree: deeper than ${MAX_TREE_DEPTH} levels (each level is one model call)`);
 }
 
 /** Depth of a tree: 1 for a flat label set. */

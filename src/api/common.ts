@@ -1,7 +1,7 @@
 // Schemas shared by every capability endpoint. The same objects validate requests and produce
 // /openapi.json, so the document cannot drift from the code.
 import { Type, type Static } from '@sinclair/typebox';
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 
 export const MAX_TEXT = 20000;
 export const MAX_ITEMS = 32;
@@ -14,8 +14,7 @@ export function checkDecisions(body: { texts?: unknown[]; statements?: unknown[]
   const asked = body.statements?.length ?? body.questions?.length ?? 1;
   if (texts * asked > MAX_DECISIONS) {
     const what = body.statements ? 'statements' : 'questions';
-    throw new ServiceError(
-      'invalid_request',
+    throw ERRORS.invalidRequest(
       `body: texts x ${what} is ${texts * asked} decisions, more than the limit of ${MAX_DECISIONS} per request`,
     );
   }

@@ -1,11 +1,12 @@
 // Request validation at the edge, for every route: one compile() of a TypeBox schema. A route
 // picks the dialect its clients read errors in (fastify's per-route error formatter): the spec's
 // `path: message` (at most three issues joined with "; ", path `body` for whole-object rules) by
-// default, System One's FastAPI `detail[]` for its routes (src/api/systemone.ts).
+// default, System One's FastAPI `detail[]` for its routes (src/api/systemone-errors.ts). Both
+// refuse a lone surrogate anywhere in the body, found by findIllFormed.
 import type { TSchema, Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
-import { ServiceError } from '../errors.js';
+import { ERRORS, ServiceError } from '../errors.js';
 
 export type Validator<T> = (body: unknown) => T;
 
@@ -32,13 +33,15 @@ export const SPEC_DIALECT: Dialect = {
       if (!issues.includes(line)) issues.push(line);
       if (issues.length === 3) break;
     }
-    return new ServiceError('invalid_request', issues.join('; '));
+    return ERRORS.invalidRequest(issues.join('; '));
   },
   rules(body) {
     const bad = findIllFormed(body);
-    return bad === undefined
-      ? undefined
-      : new ServiceError('invalid_request', `${bad} a lone surrogate (invalid Unicode)`);
+    if (bad === undefined) return undefined;
+    const at = bad.path.length > 0 ? bad.path.join('.') : 'body';
+    return ERRORS.invalidRequest(
+      `${at}: ${bad.key ? 'a key contains' : 'contains'} a lone surrogate (invalid Unicode)`,
+    );
   },
 };
 
@@ -137,17 +140,20 @@ function unionTypes(s: Record<string, unknown>): string {
 
 // JSON may carry "\ud800": a string that is not valid Unicode and cannot be tokenized faithfully,
 // in a value or in a key (a label name, a schema property). One pass, linear in the body: the
-// path is only written out for the string found.
-function findIllFormed(root: unknown): string | undefined {
-  const path: string[] = [];
-  const at = () => (path.length ? path.join('.') : 'body');
-  const visit = (v: unknown): string | undefined => {
-    if (typeof v === 'string') return v.isWellFormed() ? undefined : `${at()}: contains`;
+// path is only copied out for the string found.
+/**
+ * The first lone surrogate in `root`, depth first: the path to the string holding it (array
+ * indices as numbers), or to the object whose key holds it (`key`); undefined when there is none.
+ */
+export function findIllFormed(root: unknown): { path: (string | number)[]; key: boolean } | undefined {
+  const path: (string | number)[] = [];
+  const visit = (v: unknown): { path: (string | number)[]; key: boolean } | undefined => {
+    if (typeof v === 'string') return v.isWellFormed() ? undefined : { path: [...path], key: false };
     if (v === null || typeof v !== 'object') return undefined;
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         if (typeof v[i] === 'string' ? v[i].isWellFormed() : v[i] === null || typeof v[i] !== 'object') continue;
-        path.push(String(i));
+        path.push(i);
         const found = visit(v[i]);
         path.pop();
         if (found !== undefined) return found;
@@ -155,7 +161,7 @@ function findIllFormed(root: unknown): string | undefined {
       return undefined;
     }
     for (const k of Object.keys(v)) {
-      if (!k.isWellFormed()) return `${at()}: a key contains`;
+      if (!k.isWellFormed()) return { path: [...path], key: true };
       path.push(k);
       const found = visit((v as Record<string, unknown>)[k]);
       path.pop();

@@ -1,6 +1,6 @@
 // POST /v1/audio/transcribe behind the HTTP layer: audio bytes -> TranscriptionResponse.
 import type { Engine, SpeakerEmbedder } from '../engine/engine.js';
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import type { Config } from '../config.js';
 import type { Segment, TranscriptionResponse, Word } from '../api/transcription.js';
 import { sentencesOf, wordsOf } from './words.js';
@@ -41,12 +41,8 @@ export class Transcription {
     language = this.settings.audioLanguage,
   ): Promise<Transcribed> {
     if (!this.engine.canTranscribe)
-      throw new ServiceError(
-        'unsupported_request',
-        'transcription is not enabled on this server: no whisper model is loaded',
-      );
-    if (audio.length === 0)
-      throw new ServiceError('invalid_request', 'body: empty; send the audio file bytes as the request body');
+      throw ERRORS.unsupportedRequest('transcription is not enabled on this server: no whisper model is loaded');
+    if (audio.length === 0) throw ERRORS.invalidRequest('body: empty; send the audio file bytes as the request body');
     // One session for the whole request: transcription and speaker embeddings are admitted
     // together, so they count against DM_SLOTS + DM_QUEUE and close() waits for both.
     return this.engine.session(async (run) => {

@@ -2,7 +2,7 @@
 // record by the key's id, compared by hash in constant time. Verdicts are cached for at most the
 // configured time-to-live (<= 60 s); a revocation fan-out can drop one earlier.
 import { timingSafeEqual } from 'node:crypto';
-import { ServiceError, storeUnavailable } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import type { KeyMode, KeyRecord, Store } from '../store/store.js';
 import { parseKey } from './keys.js';
 
@@ -15,9 +15,6 @@ export interface Principal {
 
 /** Every caller when key checking is off. */
 export const PUBLIC: Principal = Object.freeze({ keyId: 'public', organization: 'public', mode: 'public' });
-
-export const MISSING_KEY = 'missing API key: send your key in the Authorization header as "Bearer <key>"';
-export const INVALID_KEY = 'the API key provided is incorrect';
 
 const CACHE_ENTRIES = 10_000;
 
@@ -38,15 +35,15 @@ export class KeyChecker {
    */
   async check(authorization: string | undefined): Promise<Principal> {
     const token = /^Bearer +(\S+) *$/i.exec(authorization ?? '')?.[1];
-    if (token === undefined) throw new ServiceError('missing_api_key', MISSING_KEY);
+    if (token === undefined) throw ERRORS.missingApiKey();
     const key = parseKey(token);
-    if (!key) throw new ServiceError('invalid_api_key', INVALID_KEY);
+    if (!key) throw ERRORS.invalidApiKey();
     const record = await this.record(key.id).catch(() => {
-      throw storeUnavailable('the key store (database) is not answering, so this key cannot be checked');
+      throw ERRORS.storeUnavailable('the key store (database) is not answering, so this key cannot be checked');
     });
     const matches =
       record !== undefined && timingSafeEqual(Buffer.from(record.hash, 'hex'), Buffer.from(key.hash, 'hex'));
-    if (!matches || record.revokedAt !== null) throw new ServiceError('invalid_api_key', INVALID_KEY);
+    if (!matches || record.revokedAt !== null) throw ERRORS.invalidApiKey();
     return { keyId: record.id, organization: record.organization, mode: record.mode };
   }
 

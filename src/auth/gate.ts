@@ -3,7 +3,7 @@
 // and recorded from the reply's billing. The gate knows no route or body: it is handed a key, a
 // cost and what was billed. Public routes are not wrapped.
 import { randomUUID } from 'node:crypto';
-import { ServiceError, storeUnavailable } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Ledger } from '../store/ledger.js';
@@ -77,14 +77,14 @@ export class Gate {
     const { keys, limiter, tokens: meter, ledger } = this.options;
     const principal: Principal = keys ? await keys.check(authorization) : PUBLIC;
     if (ledger && !ledger.accepting)
-      throw storeUnavailable('usage cannot be recorded (database away, journal full or its disk refusing)');
+      throw ERRORS.storeUnavailable('usage cannot be recorded (database away, journal full or its disk refusing)');
 
     // A spent token window refuses before the request limit counts the call.
     if (keys && meter) {
       const window = meter.state(principal.keyId);
       if (window.remaining === 0) {
         const message = `token limit of ${window.limit} input tokens per minute reached; retry after ${window.resetSeconds} s`;
-        throw new ServiceError('rate_limit_exceeded', message, {
+        throw ERRORS.rateLimitExceeded(message, {
           ...tokenHeaders(window),
           'retry-after': String(window.resetSeconds),
         });
@@ -107,7 +107,7 @@ export class Gate {
             : `rate limit of ${verdict.limit} requests per minute reached (this request counts ${n}); retry after ${verdict.resetSeconds} s`;
         const retry: Record<string, string> =
           n > verdict.limit ? { 'x-should-retry': 'false' } : { 'retry-after': String(verdict.resetSeconds) };
-        throw new ServiceError('rate_limit_exceeded', message, { ...headers, ...retry });
+        throw ERRORS.rateLimitExceeded(message, { ...headers, ...retry });
       }
     }
     const cap = keys && occupies ? this.options.inflight : undefined;
@@ -150,7 +150,7 @@ export class Gate {
           tokens,
           error: String(err),
         });
-        throw storeUnavailable('usage cannot be recorded (database away, journal full or its disk refusing)');
+        throw ERRORS.storeUnavailable('usage cannot be recorded (database away, journal full or its disk refusing)');
       });
       metrics?.billed(delivered.route, tokens);
     }

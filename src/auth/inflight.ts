@@ -2,7 +2,7 @@
 // key cannot take every slot and queue place (DM_KEY_MAX_INFLIGHT, with key checking on). A
 // request over the cap gets 429 rate_limit_exceeded with Retry-After, sent `delayMs` after the
 // refusal, as a 529 is, so a client retrying at once cannot spin the CPU the slots need.
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 
 export class InflightCap {
   private readonly counts = new Map<string, number>();
@@ -21,12 +21,7 @@ export class InflightCap {
   async take(keyId: string): Promise<() => void> {
     if (this.of(keyId) >= this.max) {
       if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
-      throw new ServiceError(
-        'rate_limit_exceeded',
-        `this key already has ${this.max} request${this.max === 1 ? '' : 's'} in flight, its limit; send the next when one is answered`,
-        { 'retry-after': '1' },
-        'inflight_cap',
-      );
+      throw ERRORS.inflightCap(this.max);
     }
     this.counts.set(keyId, this.of(keyId) + 1);
     let released = false;

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { CAPABILITY_PREFIX } from '../api/capability.js';
 import { CAPABILITIES } from '../decisions/capabilities.js';
 import { DEFAULTS, loadConfig, type Config } from '../config.js';
-import { ServiceError } from '../errors.js';
+import { ERRORS, ServiceError } from '../errors.js';
 import { routes } from '../http/routes.js';
 import type { ApiReply } from '../http/types.js';
 import { openService } from '../service.js';
@@ -39,10 +39,7 @@ export async function decideCommand(args: string[], stdin: NodeJS.ReadableStream
   // As the library: no audio models; every other setting from the environment.
   const config: Config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
   if (body.length > config.maxBodyBytes) {
-    const tooLarge = new ServiceError(
-      'payload_too_large',
-      `body: larger than the limit of ${config.maxBodyBytes} bytes`,
-    );
+    const tooLarge = ERRORS.tooLarge('body', config.maxBodyBytes);
     process.stdout.write(`${JSON.stringify(tooLarge.toJSON())}\n`);
     return 4;
   }
@@ -79,7 +76,7 @@ export async function decideCommand(args: string[], stdin: NodeJS.ReadableStream
 function errorReply(err: unknown): ApiReply {
   if (err instanceof ServiceError) return { status: err.status, body: err.toJSON() };
   process.stderr.write(`decision-machine decide: ${String((err as Error)?.stack ?? err)}\n`);
-  const internal = new ServiceError('internal_error', 'internal error');
+  const internal = ERRORS.internalError();
   return { status: 500, body: internal.toJSON() };
 }
 

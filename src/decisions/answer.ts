@@ -8,7 +8,7 @@ import { numberIn } from './numbers.js';
 import { Source, type TextSpan } from './source.js';
 import { Reader } from './windows.js';
 import { textsOf } from './texts.js';
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import type { Static } from '@sinclair/typebox';
 import type { AnswerRequest, AnswerResult as AnswerResultSchema } from '../api/answer.js';
 
@@ -48,7 +48,7 @@ export class Answer {
   async run(input: AnswerInput, signal?: AbortSignal): Promise<Billed<AnswerOutput>> {
     const { texts, list: textList } = textsOf(input);
     const questions = [...(input.question !== undefined ? [input.question] : []), ...(input.questions ?? [])];
-    if (questions.length === 0) throw new ServiceError('invalid_request', 'body: provide question or questions');
+    if (questions.length === 0) throw ERRORS.invalidRequest('body: provide question or questions');
     const questionList = input.questions !== undefined;
     const excerpts = await Promise.all(texts.map((t) => this.reader.focus(t, questions)));
     const sources = excerpts.map((e) => new Source(this.engine, e));

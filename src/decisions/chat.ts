@@ -6,7 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import type { ChatCompletionRequest, ChatMessage } from '../api/chat.js';
 import { MODEL_ID } from '../api/models.js';
 import type { Engine } from '../engine/engine.js';
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import type { Classify } from './classify.js';
 import { Extract, type ExtractWording } from './extract.js';
 import { fieldsOf } from './schema-fields.js';
@@ -60,13 +60,13 @@ export class Chat {
 
   async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatCompletion> {
     const text = userText(request.messages);
-    if (text === '') throw new ServiceError('invalid_request', 'messages: no user message with text');
+    if (text === '') throw ERRORS.invalidRequest('messages: no user message with text');
     const tools = request.tools ?? [];
     const choice = request.tool_choice;
     if (tools.length > 0 && choice !== 'none') return this.callTool(request, text, signal);
     if (request.response_format?.type === 'json_schema')
       return this.structured(request.response_format.json_schema.schema, text, signal);
-    throw new ServiceError('unsupported_request', UNSUPPORTED);
+    throw ERRORS.unsupportedRequest(UNSUPPORTED);
   }
 
   private async structured(
@@ -86,10 +86,7 @@ export class Chat {
     const choice = request.tool_choice;
     const named = typeof choice === 'object' ? choice.function.name : undefined;
     if (named !== undefined && !tools.some((t) => t.function.name === named)) {
-      throw new ServiceError(
-        'invalid_request',
-        `tool_choice.function.name: no tool named ${JSON.stringify(named)} in tools`,
-      );
+      throw ERRORS.invalidRequest(`tool_choice.function.name: no tool named ${JSON.stringify(named)} in tools`);
     }
     // Schemas are checked before any inference, so a bad one costs nothing.
     const fieldsFor = (t: (typeof tools)[number]) => {

@@ -1,6 +1,6 @@
 // Reads an extract JSON Schema into the fields to fill. Only what can be enforced is accepted;
 // any other keyword is refused with a 400 that names it and where it is.
-import { ServiceError } from '../errors.js';
+import { ERRORS, ServiceError } from '../errors.js';
 import { kindOf, type ValueKind } from './value-kinds.js';
 
 export type FieldKind = 'string' | 'number' | 'integer' | 'boolean' | 'enum' | 'strings' | 'objects';
@@ -48,7 +48,7 @@ export function fieldsOf(schema: unknown): Field[] {
     !isObject(schema.properties) ||
     Object.keys(schema.properties).length === 0
   ) {
-    throw new ServiceError('invalid_schema', 'schema must be an object with properties');
+    throw ERRORS.invalidSchema('schema must be an object with properties');
   }
   const fields: Field[] = [];
   walkObject(schema, [], fields, { properties: 0 });
@@ -59,7 +59,7 @@ export function fieldsOf(schema: unknown): Field[] {
 // Every limit is checked as the walk goes, so a huge schema is refused after the first item over.
 function walkObject(schema: Schema, path: string[], out: Field[], seen: { properties: number }): void {
   if (path.length > MAX_SCHEMA_DEPTH)
-    throw new ServiceError('invalid_request', `schema: objects nested deeper than ${MAX_SCHEMA_DEPTH} levels`);
+    throw ERRORS.invalidRequest(`schema: objects nested deeper than ${MAX_SCHEMA_DEPTH} levels`);
   checkKeywords(schema, path);
   if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) {
     refuse(path, 'additionalProperties', 'only additionalProperties: false can be enforced');
@@ -67,7 +67,7 @@ function walkObject(schema: Schema, path: string[], out: Field[], seen: { proper
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
   for (const [name, prop] of Object.entries(schema.properties as Schema)) {
     if (++seen.properties > MAX_PROPERTIES)
-      throw new ServiceError('invalid_request', `schema: more than ${MAX_PROPERTIES} properties`);
+      throw ERRORS.invalidRequest(`schema: more than ${MAX_PROPERTIES} properties`);
     if (out.length > MAX_FIELDS) throw tooManyFields();
     const at = [...path, name];
     const must = required.has(name);
@@ -76,8 +76,7 @@ function walkObject(schema: Schema, path: string[], out: Field[], seen: { proper
     // A nested field is named by its path: "recipient.name" and "sender.name" are asked apart.
     const hint = hintOf(at.join('.'), prop);
     if (Array.isArray(prop.enum)) {
-      if (prop.enum.length > MAX_ENUM)
-        throw new ServiceError('invalid_request', `${where(at)}.enum: more than ${MAX_ENUM} values`);
+      if (prop.enum.length > MAX_ENUM) throw ERRORS.invalidRequest(`${where(at)}.enum: more than ${MAX_ENUM} values`);
       if (prop.enum.length < 1 || !prop.enum.every((v) => typeof v === 'string' && v !== ''))
         refuse(at, 'enum', 'enum values must be non-empty strings');
       out.push({ path: at, kind: 'enum', hint, options: prop.enum as string[], required: must });
@@ -133,7 +132,7 @@ function hintOf(name: string, prop: Schema): string {
 }
 
 function tooManyFields(): ServiceError {
-  return new ServiceError('invalid_request', `schema: more than ${MAX_FIELDS} fields to fill`);
+  return ERRORS.invalidRequest(`schema: more than ${MAX_FIELDS} fields to fill`);
 }
 
 function where(path: string[]): string {
@@ -142,7 +141,7 @@ function where(path: string[]): string {
 
 function refuse(path: string[], keyword: string, why: string, suffix = ''): never {
   const at = where(path) + suffix;
-  throw new ServiceError('invalid_schema', `${at}: unsupported keyword "${keyword}": ${why}`);
+  throw ERRORS.invalidSchema(`${at}: unsupported keyword "${keyword}": ${why}`);
 }
 
 function isObject(v: unknown): v is Schema {

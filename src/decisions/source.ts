@@ -3,7 +3,7 @@
 // exact `start` / `end` offsets into the original string.
 import type { SpanJob } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import type { Excerpt } from './windows.js';
 
 const MIN_JOIN_LOGPROB = Math.log(0.1);
@@ -56,10 +56,7 @@ export class Source {
       this.offsets.push(byteToChar[Math.min(at, byteToChar.length - 1)]!);
     }
     if (at !== byteToChar.length - 1) {
-      throw new ServiceError(
-        'runner_error',
-        'the model tokenizer does not reproduce the text byte for byte; spans cannot be located',
-      );
+      throw ERRORS.tokenizerMismatch();
     }
     // How an answer may begin a span that the text tokenized otherwise: without or with the
     // leading space, or capitalised ("Dentist appointment" for "... a dentist appointment"). A

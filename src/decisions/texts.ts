@@ -1,11 +1,11 @@
 // The text / texts rule shared by every capability but yes-no.
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import type { TextInput } from '../api/common.js';
 
 /** Exactly one of text and texts; returns the texts and whether the caller asked for a list. */
 export function textsOf(input: TextInput): { texts: string[]; list: boolean } {
   if ((input.text === undefined) === (input.texts === undefined)) {
-    throw new ServiceError('invalid_request', 'provide text or texts, not both');
+    throw ERRORS.invalidRequest('provide text or texts, not both');
   }
   return input.texts !== undefined ? { texts: input.texts, list: true } : { texts: [input.text!], list: false };
 }

@@ -2,7 +2,7 @@
 // of answering "Yes" versus "No" after one shared prefill of the text.
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import { charsOf, type Billed } from './billing.js';
 import { calibration, platt } from './distribution.js';
 import { claimLine, Prompt } from './prompt.js';
@@ -61,7 +61,7 @@ export class YesNo {
     const texts = [...(input.text !== undefined ? [input.text] : []), ...(input.texts ?? [])];
     const statements = [...(input.statement !== undefined ? [input.statement] : []), ...(input.statements ?? [])];
     if (texts.length === 0 && statements.length === 0) {
-      throw new ServiceError('invalid_request', 'provide text, texts, statement or statements');
+      throw ERRORS.invalidRequest('provide text, texts, statement or statements');
     }
     const textList = input.texts !== undefined;
     const statementList = input.statements !== undefined;

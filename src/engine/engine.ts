@@ -17,7 +17,7 @@ import type { ChatMessage, ModelInfo } from '../binding.js';
 import type { NativeSpeakerEncoder, TranscribeJob, TranscribeResult } from '../binding.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFile } from 'node:fs/promises';
-import { CancelledError, ServiceError } from '../errors.js';
+import { ERRORS, CancelledError } from '../errors.js';
 import { DEFAULTS } from '../config.js';
 
 export interface EngineOptions {
@@ -326,10 +326,10 @@ export class Engine {
   /** Throws `overloaded` when a new request would not be admitted now (never inside an admitted one). */
   assertAdmissible(): void {
     if (this.admission.getStore()) return;
-    if (this.closed) throw new ServiceError('not_ready', 'the service is shutting down; retry on another replica');
+    if (this.closed) throw ERRORS.shuttingDown();
     if (this.inflight >= this.capacity) {
       this.refused++;
-      throw new ServiceError('overloaded', 'all inference slots are busy; retry with backoff');
+      throw ERRORS.overloaded();
     }
   }
 
@@ -356,14 +356,14 @@ export class Engine {
         return done;
       } catch (err) {
         if (isNativeError(err, 'cancelled') || signal?.aborted) throw new CancelledError();
-        if (isNativeError(err, 'invalid_audio')) throw new ServiceError('invalid_request', `body: ${err.message}`);
-        if (isNativeError(err, 'audio_too_long')) throw new ServiceError('payload_too_large', `body: ${err.message}`);
+        if (isNativeError(err, 'invalid_audio')) throw ERRORS.invalidRequest(`body: ${err.message}`);
+        if (isNativeError(err, 'audio_too_long')) throw ERRORS.audioTooLong(`body: ${err.message}`);
         last = (err as Error).message;
       } finally {
         running.delete(id);
       }
     }
-    throw new ServiceError('runner_error', `inference failed twice: ${last}`);
+    throw ERRORS.inferenceFailed(last);
   }
 
   // A job's branches live in the KV cache together with its prefix; it must fit in one slot. A
@@ -378,8 +378,7 @@ export class Engine {
       need += Math.max(...job.branches.map((b, i) => b.length + longestAnswer(job, i)));
     }
     if (need > this.contextSize) {
-      throw new ServiceError(
-        'invalid_request',
+      throw ERRORS.invalidRequest(
         `body: the request needs ${need} tokens of context but a slot holds ${this.contextSize}; send shorter texts or fewer statements`,
       );
     }
@@ -391,8 +390,7 @@ export class Engine {
     const request = this.admission.getStore()!;
     request.tokens += tokensOf(jobs);
     if (request.tokens > this.requestTokens) {
-      throw new ServiceError(
-        'invalid_request',
+      throw ERRORS.invalidRequest(
         `body: the request needs ${request.tokens} tokens of model reading, more than the limit of ${this.requestTokens} per request; send fewer or shorter texts, statements, labels or fields, or split the request`,
       );
     }

@@ -3,7 +3,7 @@
 // checked as `decision-machine fit` checks a line (a label off the set, a level off the scale:
 // 400 naming the field), stored for the organization that sent it, and handed to the refits.
 import { randomBytes } from 'node:crypto';
-import { ServiceError, storeUnavailable } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import { readLine } from '../heads/fit.js';
 import type { Correction, Store } from '../store/store.js';
 import type { Told } from './refits.js';
@@ -82,10 +82,7 @@ export class Corrections {
     if (!kept || kept.organization !== organization || Date.parse(kept.at) < since) {
       const shown = id.length > 64 ? `${JSON.stringify(id.slice(0, 64))}…` : JSON.stringify(id);
       const asked = question === undefined ? '' : ` (question ${JSON.stringify(String(question).slice(0, 64))})`;
-      throw new ServiceError(
-        'decision_not_found',
-        `decision ${shown}${asked} not found: unknown (a System One decision needs its question), made for another organization, or older than the retention of ${days(this.options.retentionMs)}`,
-      );
+      throw ERRORS.decisionNotFound(`${shown}${asked}`, days(this.options.retentionMs));
     }
     const line = { ...(JSON.parse(kept.line) as Record<string, unknown>), expect };
     return { line, decision: kept, answer: JSON.parse(kept.answer) as Record<string, unknown> };
@@ -107,12 +104,12 @@ function sameAnswer(answer: Record<string, unknown>, expect: unknown): boolean {
   return key !== undefined && JSON.stringify(answer[key]) === JSON.stringify((expect as Record<string, unknown>)[key]);
 }
 
-const invalid = (message: string) => new ServiceError('invalid_request', message);
+const invalid = (message: string) => ERRORS.invalidRequest(message);
 
 /** A store call whose failure is the client's 503 (retry later), not a 500: nothing was stored. */
 function stored<T>(call: Promise<T>): Promise<T> {
   return call.catch((err: unknown) => {
-    throw storeUnavailable(`corrections cannot be reached (${(err as Error).message}); nothing was stored`);
+    throw ERRORS.storeUnavailable(`corrections cannot be reached (${(err as Error).message}); nothing was stored`);
   });
 }
 

@@ -13,7 +13,7 @@ import type { Engine } from '../engine/engine.js';
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import { CAPABILITIES, Opened } from '../decisions/capabilities.js';
 import { labelsOf } from '../decisions/labels.js';
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import { Progress } from '../models/progress.js';
 import type { Store } from '../store/store.js';
 import { encodeParams, type HeadMeta } from './heads.js';
@@ -95,7 +95,7 @@ export function parseExamples(content: string): Labelled[] {
     if (raw.trim() === '') return;
     out.push(parseLine(raw, i + 1));
   });
-  if (out.length === 0) throw new ServiceError('invalid_request', 'file: no examples (no non-blank line)');
+  if (out.length === 0) throw ERRORS.invalidRequest('file: no examples (no non-blank line)');
   return out;
 }
 
@@ -104,7 +104,7 @@ function parseLine(raw: string, line: number): Labelled {
   try {
     item = JSON.parse(raw);
   } catch (err) {
-    throw new ServiceError('invalid_request', `line ${line}: not JSON (${(err as Error).message})`);
+    throw ERRORS.invalidRequest(`line ${line}: not JSON (${(err as Error).message})`);
   }
   return readLine(item, line, `line ${line}: `);
 }
@@ -114,7 +114,7 @@ function parseLine(raw: string, line: number): Labelled {
  * after `where` (a file's line number; nothing for a correction sent over HTTP).
  */
 export function readLine(value: unknown, line = 1, where = ''): Labelled {
-  const bad = (msg: string) => new ServiceError('invalid_request', `${where}${msg}`);
+  const bad = (msg: string) => ERRORS.invalidRequest(`${where}${msg}`);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw bad('not a JSON object');
   const item = value as { cap?: unknown; req?: unknown; expect?: Record<string, unknown> };
   const cap = item.cap;

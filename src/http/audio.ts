@@ -1,6 +1,6 @@
 // POST /v1/audio/transcribe?diarize=<boolean>: the raw audio file is the body; and OpenAI's
 // multipart POST /v1/audio/transcriptions (transcriptions.ts) on the same transcription.
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import type { Transcription } from '../audio/transcription.js';
 import type { Route } from './types.js';
 import { checkWavLength } from './wav.js';
@@ -32,8 +32,7 @@ export function audioRoutes(transcription: Transcription): Route[] {
 function checkContentType(value: string | undefined): void {
   const type = (value ?? '').split(';')[0].trim().toLowerCase();
   if (/^audio\/[a-z0-9.+-]+$/.test(type) || type === 'application/octet-stream') return;
-  throw new ServiceError(
-    'unsupported_media_type',
+  throw ERRORS.unsupportedMediaType(
     `content-type: ${type ? JSON.stringify(type) + ' is not accepted' : 'missing'}; send the raw audio file with Content-Type audio/* (audio/mpeg, audio/wav...) or application/octet-stream`,
   );
 }
@@ -41,5 +40,5 @@ function checkContentType(value: string | undefined): void {
 function flag(value: string | null): boolean {
   if (value === null || value === '' || value === 'false' || value === '0') return false;
   if (value === 'true' || value === '1') return true;
-  throw new ServiceError('invalid_request', `diarize: must be true or false (got ${JSON.stringify(value)})`);
+  throw ERRORS.invalidRequest(`diarize: must be true or false (got ${JSON.stringify(value)})`);
 }

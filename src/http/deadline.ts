@@ -2,7 +2,7 @@
 // caller's x-request-timeout-ms. Past it the request's signal aborts, which cancels its jobs
 // (queued ones leave the queue, running ones stop at the next graph node) and frees their
 // slots, and the caller gets 504 timeout at once, without waiting for the jobs to unwind.
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import type { Route } from './types.js';
 
 export const TIMEOUT_HEADER = 'x-request-timeout-ms';
@@ -19,12 +19,7 @@ export function withDeadline(route: Route, ceilingMs: number): Route {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           expired.abort();
-          reject(
-            new ServiceError(
-              'timeout',
-              `request: not answered within its deadline of ${ms} ms; its work was cancelled`,
-            ),
-          );
+          reject(ERRORS.timeout(ms));
         }, ms);
         route
           .handler(req)
@@ -39,8 +34,7 @@ export function withDeadline(route: Route, ceilingMs: number): Route {
 export function deadlineOf(sent: string | undefined, ceilingMs: number): number {
   if (sent === undefined) return ceilingMs;
   if (!/^\d{1,12}$/.test(sent.trim()) || Number(sent) < 1)
-    throw new ServiceError(
-      'invalid_request',
+    throw ERRORS.invalidRequest(
       `${TIMEOUT_HEADER}: must be a whole number of milliseconds, at least 1 (got ${JSON.stringify(sent.slice(0, 32))})`,
     );
   return Math.min(Number(sent), ceilingMs);

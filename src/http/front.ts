@@ -7,7 +7,7 @@
 import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { ServiceError } from '../errors.js';
+import { ERRORS, ServiceError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { EDGE } from './edge.js';
 
@@ -64,10 +64,10 @@ export function front(options: FrontOptions): Promise<Front> {
       fields++;
     }
     if (fields > EDGE.maxHeaderFields)
-      return refuse(req, res, 431, 'invalid_request', `headers: more than ${EDGE.maxHeaderFields} header fields`);
+      return refuse(req, res, 431, ERRORS.invalidRequest(`headers: more than ${EDGE.maxHeaderFields} header fields`));
     // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400.
     if (req.httpVersion === '1.1' && req.headers.host === undefined)
-      return refuse(req, res, 400, 'invalid_request', 'headers: Host is required in HTTP/1.1');
+      return refuse(req, res, 400, ERRORS.invalidRequest('headers: Host is required in HTTP/1.1'));
     // A chunked body is forwarded chunked; any other body has its Content-Length (0 when absent).
     const chunked = req.headers['transfer-encoding'] !== undefined;
     if (!chunked) headers['content-length'] = req.headers['content-length'] ?? '0';
@@ -99,7 +99,7 @@ export function front(options: FrontOptions): Promise<Front> {
       if (gone) return;
       if (res.headersSent) return res.destroy();
       options.log.error('upstream error', { path: req.url, error: String(err) });
-      refuse(req, res, 502, 'runner_error', 'the request could not be passed to the service');
+      refuse(req, res, 502, ERRORS.upstreamFailed());
     });
     req.pipe(up);
   }
@@ -114,7 +114,7 @@ export function front(options: FrontOptions): Promise<Front> {
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? [408, `request: not received within ${EDGE.idleSeconds} s`]
           : [400, `request framing: ${err.reason ?? err.message}`];
-    const body = JSON.stringify(new ServiceError('invalid_request', message).toJSON());
+    const body = JSON.stringify(ERRORS.invalidRequest(message).toJSON());
     socket.end(
       `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\n` +
         `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${randomUUID()}\r\nconnection: close\r\n\r\n${body}`,
@@ -148,14 +148,8 @@ export function front(options: FrontOptions): Promise<Front> {
 }
 
 /** Answers with the envelope and closes: the rest of what the client sent is not read. */
-function refuse(
-  req: IncomingMessage,
-  res: ServerResponse,
-  status: number,
-  code: 'invalid_request' | 'runner_error',
-  message: string,
-): void {
-  const body = JSON.stringify(new ServiceError(code, message).toJSON());
+function refuse(req: IncomingMessage, res: ServerResponse, status: number, err: ServiceError): void {
+  const body = JSON.stringify(err.toJSON());
   res.writeHead(status, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(body),

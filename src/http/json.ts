@@ -1,6 +1,6 @@
 // Request bodies as JSON: UTF-8 checked, nesting capped before any recursive code sees them.
 // Parsed once per request: a route's cost (items counted before the rate limit) and its handler share the result.
-import { ServiceError } from '../errors.js';
+import { ERRORS, ServiceError } from '../errors.js';
 import { MAX_ITEMS } from '../api/common.js';
 import type { ApiRequest } from './types.js';
 
@@ -46,21 +46,20 @@ export function countItems(req: ApiRequest, lists: readonly string[]): number {
 
 function parse(raw: Buffer): unknown {
   if (raw.length === 0)
-    throw new ServiceError('invalid_request', 'body: Invalid input: expected a JSON object, received an empty body');
+    throw ERRORS.invalidRequest('body: Invalid input: expected a JSON object, received an empty body');
   let text: string;
   try {
     text = utf8.decode(raw);
   } catch {
-    throw new ServiceError('invalid_request', 'body: not valid UTF-8');
+    throw ERRORS.invalidRequest('body: not valid UTF-8');
   }
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch (err) {
-    throw new ServiceError('invalid_request', `body: invalid JSON (${(err as Error).message})`);
+    throw ERRORS.invalidRequest(`body: invalid JSON (${(err as Error).message})`);
   }
-  if (nestedTooDeep(body, 0))
-    throw new ServiceError('invalid_request', `body: nested deeper than ${MAX_NESTING} levels`);
+  if (nestedTooDeep(body, 0)) throw ERRORS.invalidRequest(`body: nested deeper than ${MAX_NESTING} levels`);
   return body;
 }
 

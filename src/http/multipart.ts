@@ -2,7 +2,7 @@
 // under the route's byte cap. Linear in the body: each delimiter is found with one indexOf. Every
 // refusal is a ServiceError naming what is wrong: the content type, the body's framing, or the
 // field by its name (a part too large, sent twice, unknown, not UTF-8).
-import { ServiceError } from '../errors.js';
+import { ERRORS, ServiceError } from '../errors.js';
 
 export interface FormPart {
   name: string;
@@ -34,8 +34,7 @@ export function boundaryOf(contentType: string | undefined): string {
   const [type, ...params] = (contentType ?? '').split(';');
   const media = type!.trim().toLowerCase();
   if (media !== 'multipart/form-data')
-    throw new ServiceError(
-      'unsupported_media_type',
+    throw ERRORS.unsupportedMediaType(
       `content-type: ${media ? JSON.stringify(media.slice(0, 64)) + ' is not accepted' : 'missing'}; send a multipart/form-data form`,
     );
   for (const param of params) {
@@ -44,12 +43,9 @@ export function boundaryOf(contentType: string | undefined): string {
     let value = param.slice(at + 1).trim();
     if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
     if (BOUNDARY.test(value)) return value;
-    throw new ServiceError(
-      'invalid_request',
-      'content-type: the multipart boundary must be 1 to 70 characters of RFC 2046',
-    );
+    throw ERRORS.invalidRequest('content-type: the multipart boundary must be 1 to 70 characters of RFC 2046');
   }
-  throw new ServiceError('invalid_request', 'content-type: multipart/form-data without a boundary parameter');
+  throw ERRORS.invalidRequest('content-type: multipart/form-data without a boundary parameter');
 }
 
 /** The parts of `body`, in order. */
@@ -80,14 +76,10 @@ export function parseForm(body: Buffer, boundary: string, limits: FormLimits): F
     if (end < 0) throw framing(`field ${JSON.stringify(part.name)} is not closed by the boundary (truncated)`);
     const size = end - start;
     if (part.filename !== undefined) {
-      if (size > limits.maxFileBytes)
-        throw new ServiceError(
-          'payload_too_large',
-          `${part.name}: larger than the limit of ${limits.maxFileBytes} bytes`,
-        );
+      if (size > limits.maxFileBytes) throw ERRORS.tooLarge(part.name, limits.maxFileBytes);
     } else {
       const max = limits.fieldBytes?.[part.name] ?? limits.maxFieldBytes;
-      if (size > max) throw new ServiceError('invalid_request', `${part.name}: longer than the limit of ${max} bytes`);
+      if (size > max) throw ERRORS.invalidRequest(`${part.name}: longer than the limit of ${max} bytes`);
     }
     parts.push({ ...part, data: body.subarray(start, end) });
     at = end + next.length;
@@ -99,14 +91,14 @@ export function textOf(part: FormPart): string {
   try {
     return utf8.decode(part.data);
   } catch {
-    throw new ServiceError('invalid_request', `${part.name}: not valid UTF-8`);
+    throw ERRORS.invalidRequest(`${part.name}: not valid UTF-8`);
   }
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function framing(problem: string): ServiceError {
-  return new ServiceError('invalid_request', `body: not a valid multipart/form-data form: ${problem}`);
+  return ERRORS.invalidRequest(`body: not a valid multipart/form-data form: ${problem}`);
 }
 
 // A part's headers: Content-Disposition form-data with a name is required; Content-Type is kept.

@@ -2,14 +2,23 @@
 // probes GET /health and GET /ready, OpenAI's multipart POST /v1/audio/transcriptions when a
 // whisper model is loaded, and on every /v1 POST the refusals of src/http/deadline.ts (504),
 // the drain (503) and, with keys on, the per-key in-flight cap (429).
+import type { ErrorCode } from '../errors.js';
 import { RESPONSE_FORMATS } from './transcriptions.js';
 import { TIMEOUT_HEADER } from './deadline.js';
 
 type Json = Record<string, unknown>;
-type ErrorResponse = (description: string, headers?: Json) => Json;
+/** What an operation's error codes mean on it: code -> a note ('' when the code says it all). */
+export type ErrorNotes = Partial<Record<ErrorCode, string>>;
+/** An operation's error responses by status, generated from the catalogue (src/http/openapi.ts). */
+export type ErrorResponses = (notes: ErrorNotes) => Json;
 
-export function addOperations(paths: Json, access: { keys: boolean; audio?: boolean }, error: ErrorResponse): void {
-  if (access.audio) paths['/v1/audio/transcriptions'] = { post: transcriptions(error) };
+/** Adds the error responses an operation does not document yet (its own, in its shape, win). */
+export function addErrors(responses: Json, errors: Json): void {
+  for (const [status, response] of Object.entries(errors)) responses[status] ??= response;
+}
+
+export function addOperations(paths: Json, access: { keys: boolean; audio?: boolean }, errors: ErrorResponses): void {
+  if (access.audio) paths['/v1/audio/transcriptions'] = { post: transcriptions(errors) };
   for (const [path, item] of Object.entries(paths)) {
     const post = (item as Json).post as Json | undefined;
     // System One routes answer in their own error shape and document it themselves.
@@ -26,26 +35,27 @@ export function addOperations(paths: Json, access: { keys: boolean; audio?: bool
       },
     ];
     const responses = post.responses as Json;
-    responses[503] ??= error(
-      'not_ready: the model is still loading or the process is draining; store_unavailable: the key cannot be checked, or usage recorded, while the database is away (Retry-After); retry (x-should-retry: true)',
+    addErrors(
+      responses,
+      errors({
+        not_ready: 'the model is still loading or the process is draining',
+        store_unavailable: 'the key cannot be checked, or usage recorded, while the database is away',
+        timeout: `the request passed its deadline (DM_REQUEST_TIMEOUT_MS or ${TIMEOUT_HEADER}); its work was cancelled`,
+        ...(access.keys && {
+          rate_limit_exceeded:
+            'the key already has DM_KEY_MAX_INFLIGHT requests in flight, or used its requests or input tokens for this minute',
+        }),
+      }),
     );
-    responses[504] ??= error(
-      `timeout: the request passed its deadline (DM_REQUEST_TIMEOUT_MS or ${TIMEOUT_HEADER}); its work was cancelled`,
-    );
-    if (access.keys)
-      responses[429] ??= error(
-        'rate_limit_exceeded: the key already has DM_KEY_MAX_INFLIGHT requests in flight, or used its requests or input tokens for this minute',
-        { 'retry-after': { description: 'seconds to wait', schema: { type: 'integer' } } },
-      );
   }
-  const probe = (operationId: string, summary: string, ok: string, unavailable?: string) => ({
+  const probe = (operationId: string, summary: string, ok: string, unavailable?: ErrorNotes) => ({
     get: {
       operationId,
       security: [],
       summary,
       responses: {
         200: { description: ok, content: { 'application/json': { schema: { type: 'object' } } } },
-        ...(unavailable && { 503: error(unavailable) }),
+        ...(unavailable && errors(unavailable)),
       },
     },
   });
@@ -54,15 +64,13 @@ export function addOperations(paths: Json, access: { keys: boolean; audio?: bool
     'Liveness: the process runs (answers while the model loads)',
     'alive; `phase` is loading, ready or draining',
   );
-  paths['/ready'] = probe(
-    'ready',
-    'Readiness: requests are admitted',
-    'ready',
-    'not_ready: the model is still loading, or the process is draining for a stop; store_unavailable: the database has not answered since start-up',
-  );
+  paths['/ready'] = probe('ready', 'Readiness: requests are admitted', 'ready', {
+    not_ready: 'the model is still loading, or the process is draining for a stop',
+    store_unavailable: 'the database has not answered since start-up',
+  });
 }
 
-function transcriptions(error: ErrorResponse): Json {
+function transcriptions(errors: ErrorResponses): Json {
   const word = {
     type: 'object',
     properties: { word: { type: 'string' }, start: { type: 'number' }, end: { type: 'number' } },
@@ -143,15 +151,14 @@ function transcriptions(error: ErrorResponse): Json {
           'application/x-subrip': { schema: { type: 'string' } },
         },
       },
-      400: error(
-        'invalid_request: a malformed form, or a field missing, unknown, sent twice, too long or invalid (named in the message)',
-      ),
-      413: error(
-        'payload_too_large: the file is larger than DM_AUDIO_MAX_BYTES, or the audio longer than DM_AUDIO_MAX_SECONDS',
-      ),
-      415: error('unsupported_media_type: Content-Type is not multipart/form-data'),
-      502: error('runner_error; retry with backoff (x-should-retry: true)'),
-      529: error('overloaded; retry with backoff (x-should-retry: true)'),
+      ...errors({
+        invalid_request:
+          'a malformed form, or a field missing, unknown, sent twice, too long or invalid (named in the message)',
+        payload_too_large: 'the file is larger than DM_AUDIO_MAX_BYTES, or the audio longer than DM_AUDIO_MAX_SECONDS',
+        unsupported_media_type: 'Content-Type is not multipart/form-data',
+        runner_error: 'retry with backoff',
+        overloaded: 'retry with backoff',
+      }),
     },
   };
 }

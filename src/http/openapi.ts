@@ -1,4 +1,5 @@
-// /openapi.json, generated from the same TypeBox schemas the routes validate with.
+// /openapi.json, generated from the same TypeBox schemas the routes validate with, its error
+// responses from the error catalogue (src/errors.ts).
 import { ErrorBody, MAX_DECISIONS } from '../api/common.js';
 import { MAX_ENUM, MAX_FIELDS, MAX_PROPERTIES, MAX_SCHEMA_DEPTH } from '../decisions/schema-fields.js';
 import { MAX_TREE_DEPTH } from '../api/classify-tree.js';
@@ -19,10 +20,12 @@ import {
   SystemOneResponse,
   ValidationErrorBody,
 } from '../api/systemone.js';
+import { systemOneErrorType, systemOneStatus } from '../api/systemone-errors.js';
+import { CODES, type ErrorCode } from '../errors.js';
 import { TranscriptionResponse } from '../api/transcription.js';
 import { FeedbackRequest, FeedbackResponse, HeadList } from '../api/feedback.js';
 import { Type } from '@sinclair/typebox';
-import { addOperations } from './openapi-operations.js';
+import { addErrors, addOperations, type ErrorNotes, type ErrorResponses } from './openapi-operations.js';
 import { HEAD_CAPABILITIES } from '../heads/signature.js';
 
 type Json = Record<string, unknown>;
@@ -59,15 +62,55 @@ const DECISION_IDS = {
 };
 
 const LIMITED =
-  'rate_limit_exceeded: the key used its requests (each item of texts, statements, questions or states counts one) or its input tokens for this minute';
-const RETRY_AFTER = { 'retry-after': { description: 'seconds until the window resets', schema: { type: 'integer' } } };
+  'the key used its requests (each item of texts, statements, questions or states counts one) or its input tokens for this minute (x-should-retry false when the call alone counts more than the limit: split it)';
+const RETRY_AFTER = { 'retry-after': { description: 'seconds to wait before retrying', schema: { type: 'integer' } } };
 
-const RETRY = {
-  'x-should-retry': {
-    description: 'true when retrying may succeed (OpenAI SDKs obey it)',
-    schema: { type: 'string', enum: ['true', 'false'] },
-  },
-};
+/** x-should-retry as the catalogue has it for a response's codes. */
+function shouldRetry(codes: ErrorCode[]): Json {
+  const values = [...new Set(codes.map((c) => CODES[c].retry))];
+  const description =
+    values.length > 1
+      ? 'true when retrying may succeed'
+      : values[0]
+        ? 'true: retrying may succeed'
+        : 'false: the same request fails the same way again';
+  return {
+    'x-should-retry': {
+      description: `${description} (OpenAI SDKs obey it)`,
+      schema: { type: 'string', enum: ['true', 'false'] },
+    },
+  };
+}
+
+interface ErrorShape {
+  /** The body of an error response of `status`. */
+  schema(status: number): unknown;
+  /** The status a code is sent with: the catalogue's, unless the wire says otherwise. */
+  status?(code: ErrorCode): number;
+  /** How a code is named in a description: the code, unless the wire names it too. */
+  name?(code: ErrorCode): string;
+}
+
+/**
+ * An operation's error responses, generated from the catalogue (src/errors.ts): each code under
+ * its status, described by its name and what it means on this operation (`notes`), with
+ * x-should-retry as the catalogue has it and Retry-After for a code that sends it.
+ */
+function errorResponses(notes: ErrorNotes, shape: ErrorShape): Json {
+  const { status = (code) => CODES[code].status, name = (code) => code } = shape;
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of Object.keys(notes) as ErrorCode[])
+    byStatus.set(status(code), [...(byStatus.get(status(code)) ?? []), code]);
+  const out: Json = {};
+  for (const [at, codes] of byStatus) {
+    out[at] = {
+      description: codes.map((c) => (notes[c] ? `${name(c)}: ${notes[c]}` : name(c))).join('; '),
+      headers: { ...shouldRetry(codes), ...(codes.some((c) => CODES[c].retryAfter) ? RETRY_AFTER : {}) },
+      content: { 'application/json': { schema: shape.schema(at) } },
+    };
+  }
+  return out;
+}
 
 /** Limits checked before any model work; a request over one gets 400 invalid_request naming it. */
 function limits(requestTokens: number): string {
@@ -87,11 +130,7 @@ export function openapiDocument(
 ): Json {
   const components: Record<string, Json> = {};
   const hoist = (schema: unknown) => refs(JSON.parse(JSON.stringify(schema)), components);
-  const error = (description: string, headers: Json = {}) => ({
-    description,
-    headers: { ...RETRY, ...headers },
-    content: { 'application/json': { schema: hoist(ErrorBody) } },
-  });
+  const errors: ErrorResponses = (notes) => errorResponses(notes, { schema: () => hoist(ErrorBody) });
   const paths: Json = {};
   for (const c of CAPABILITIES) {
     paths[`${CAPABILITY_PREFIX}/${c.name}`] = {
@@ -114,14 +153,14 @@ export function openapiDocument(
             },
             content: { 'application/json': { schema: hoist(c.response) } },
           },
-          400: error(
-            'invalid_request (or invalid_schema for extract); a request over a limit of info.description, named in the message',
-          ),
-          413: error('payload_too_large'),
-          502: error('runner_error: inference failed twice; retry with backoff (x-should-retry: true)'),
-          529: error(
-            'overloaded: all inference slots busy; retry with exponential backoff and jitter, at most three attempts; lower concurrency when frequent (x-should-retry: true)',
-          ),
+          ...errors({
+            invalid_request: 'a request over a limit of info.description, named in the message',
+            invalid_schema: 'for extract',
+            payload_too_large: '',
+            runner_error: 'inference failed twice; retry with backoff',
+            overloaded:
+              'all inference slots busy; retry with exponential backoff and jitter, at most three attempts; lower concurrency when frequent',
+          }),
         },
       },
     };
@@ -144,20 +183,26 @@ export function openapiDocument(
             'text/event-stream': { schema: { type: 'string' } },
           },
         },
-        400: error('invalid_request, invalid_schema or unsupported_request'),
-        404: error('model_not_found'),
-        413: error('payload_too_large'),
-        502: error('runner_error: inference failed twice; retry with backoff (x-should-retry: true)'),
-        529: error('overloaded: all inference slots busy; retry with backoff (x-should-retry: true)'),
+        ...errors({
+          invalid_request: '',
+          invalid_schema: '',
+          unsupported_request: '',
+          model_not_found: '',
+          payload_too_large: '',
+          runner_error: 'inference failed twice; retry with backoff',
+          overloaded: 'all inference slots busy; retry with backoff',
+        }),
       },
     },
   };
-  // System One: validation failures are 422 `detail[]`; other errors `detail{}`; both keep `error`.
-  const wire = (description: string, schema: unknown = SystemOneErrorBody, headers: Json = {}) => ({
-    description,
-    headers: { ...RETRY, ...headers },
-    content: { 'application/json': { schema: hoist(schema) } },
-  });
+  // System One: validation failures are 422 `detail[]`; other errors `detail{}` (its error_type
+  // named beside the code); both keep `error`.
+  const wire = (notes: ErrorNotes) =>
+    errorResponses(notes, {
+      schema: (status) => hoist(status === 422 ? ValidationErrorBody : SystemOneErrorBody),
+      status: systemOneStatus,
+      name: (code) => (systemOneStatus(code) === 422 ? code : `${code} (${systemOneErrorType(code)})`),
+    });
   for (const [path, request, response, operationId, summary] of [
     [
       SYSTEM_ONE_PATH,
@@ -192,16 +237,16 @@ export function openapiDocument(
             },
             content: { 'application/json': { schema: hoist(response) } },
           },
-          404: wire(`model_not_found: a model other than ${SYSTEM_ONE_MODELS.map((m) => `"${m}"`).join(' or ')}`),
-          413: error('payload_too_large'),
-          422: wire(
-            'a bad request (invalid JSON, a field out of its bounds, an image): FastAPI-style detail[] locating the field',
-            ValidationErrorBody,
-          ),
-          502: wire('runner_error: inference failed twice; retry with backoff'),
-          529: wire('overloaded: all inference slots busy; retry with backoff'),
-          ...(access.keys ? { 401: wire('authentication_error: missing_api_key or invalid_api_key') } : {}),
-          ...(access.rateLimit || access.tokenLimit ? { 429: wire(LIMITED, SystemOneErrorBody, RETRY_AFTER) } : {}),
+          ...wire({
+            model_not_found: `a model other than ${SYSTEM_ONE_MODELS.map((m) => `"${m}"`).join(' or ')}`,
+            payload_too_large: '',
+            invalid_request:
+              'a bad request (invalid JSON, a field out of its bounds, an image): FastAPI-style detail[] locating the field',
+            runner_error: 'inference failed twice; retry with backoff',
+            overloaded: 'all inference slots busy; retry with backoff',
+            ...(access.keys ? { missing_api_key: '', invalid_api_key: '' } : {}),
+            ...(access.rateLimit || access.tokenLimit ? { rate_limit_exceeded: LIMITED } : {}),
+          }),
         },
       },
     };
@@ -228,13 +273,14 @@ export function openapiDocument(
             },
             content: { 'application/json': { schema: hoist(TranscriptionResponse) } },
           },
-          400: error(
-            'invalid_request or unsupported_request: empty, undecodable or over-long audio, a bad diarize value',
-          ),
-          413: error('payload_too_large'),
-          415: error('unsupported_media_type: Content-Type is not audio/* or application/octet-stream'),
-          502: error('runner_error; retry with backoff (x-should-retry: true)'),
-          529: error('overloaded; retry with backoff (x-should-retry: true)'),
+          ...errors({
+            invalid_request: 'empty, undecodable or over-long audio, a bad diarize value',
+            unsupported_request: '',
+            payload_too_large: '',
+            unsupported_media_type: 'Content-Type is not audio/* or application/octet-stream',
+            runner_error: 'retry with backoff',
+            overloaded: 'retry with backoff',
+          }),
         },
       },
     };
@@ -263,10 +309,12 @@ export function openapiDocument(
       requestBody: { required: true, content: { 'application/json': { schema: hoist(FeedbackRequest) } } },
       responses: {
         202: { description: 'stored', content: { 'application/json': { schema: hoist(FeedbackResponse) } } },
-        400: error('invalid_request: the field at fault named (a label off the set, a level off the scale...)'),
-        404: error("decision_not_found: unknown, another organization's, or older than the retention"),
-        413: error('payload_too_large'),
-        503: error('store_unavailable: the database is away; nothing was stored'),
+        ...errors({
+          invalid_request: 'the field at fault named (a label off the set, a level off the scale...)',
+          decision_not_found: "unknown, another organization's, or older than the retention",
+          payload_too_large: '',
+          store_unavailable: 'the database is away; nothing was stored',
+        }),
       },
     },
   };
@@ -283,7 +331,7 @@ export function openapiDocument(
       parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
       responses: {
         200: { description: 'the model', content: { 'application/json': { schema: hoist(Model) } } },
-        404: error('model_not_found'),
+        ...errors({ model_not_found: '' }),
       },
     },
   };
@@ -310,9 +358,9 @@ export function openapiDocument(
       },
     },
   };
-  addOperations(paths, access, error);
+  addOperations(paths, access, errors);
   for (const [path, item] of Object.entries(paths))
-    if (path.startsWith('/v1/')) for (const op of Object.values(item as Json)) guarded(op as Json, access, error);
+    if (path.startsWith('/v1/')) for (const op of Object.values(item as Json)) guarded(op as Json, access, errors);
   return {
     openapi: '3.1.1',
     info: {
@@ -338,12 +386,13 @@ export function openapiDocument(
 }
 
 // The responses the gate adds to every /v1 operation, when this deployment enforces them.
-function guarded(op: Json, access: AccessPolicy, error: (description: string, headers?: Json) => Json): void {
+function guarded(op: Json, access: AccessPolicy, errors: ErrorResponses): void {
   const responses = op.responses as Json;
   // An operation with its own error shape (System One) documents its 401 and 429 itself.
   if (access.keys)
-    responses[401] ??= error(
-      'missing_api_key (no bearer header) or invalid_api_key (malformed, unknown or revoked key)',
+    addErrors(
+      responses,
+      errors({ missing_api_key: 'no bearer header', invalid_api_key: 'malformed, unknown or revoked key' }),
     );
   const ok = (responses[200] ?? responses[202]) as Json;
   if (access.rateLimit) {
@@ -371,7 +420,7 @@ function guarded(op: Json, access: AccessPolicy, error: (description: string, he
       },
     };
   }
-  if (access.rateLimit || access.tokenLimit) responses[429] ??= error(LIMITED, RETRY_AFTER);
+  if (access.rateLimit || access.tokenLimit) addErrors(responses, errors({ rate_limit_exceeded: LIMITED }));
 }
 
 // Schemas with an $id move to components and are referenced; TypeBox's bare `$ref: "Name"`

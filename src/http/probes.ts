@@ -3,7 +3,7 @@
 // is admitted). GET /health is 200 whenever the process runs; GET /ready is 200 only when
 // requests are admitted, else 503 not_ready in the envelope, or 503 store_unavailable while the
 // database has not answered since start-up. Both are public.
-import { ServiceError, storeUnavailable } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import type { ApiReply, Route } from './types.js';
 
 export type Phase = 'loading' | 'ready' | 'draining';
@@ -33,13 +33,7 @@ export class Probes {
 
   /** GET /health, GET /ready, and while loading a 503 not_ready for every other GET and POST. */
   routes(): Route[] {
-    const notReady = () =>
-      new ServiceError(
-        'not_ready',
-        this.current === 'loading'
-          ? 'the model is still loading; retry in a few seconds'
-          : 'the service is shutting down; retry on another replica',
-      );
+    const notReady = () => (this.current === 'loading' ? ERRORS.loading() : ERRORS.shuttingDown());
     const pending: Route['handler'] = async () => {
       if (this.current === 'loading') throw notReady();
       return UNROUTED; // any path the loaded service does not serve
@@ -58,7 +52,7 @@ export class Probes {
         path: '/ready',
         handler: async () => {
           if (this.current !== 'ready') throw notReady();
-          if (!this.storeReached()) throw storeUnavailable('the database has not answered since start-up');
+          if (!this.storeReached()) throw ERRORS.storeUnavailable('the database has not answered since start-up');
           return { status: 200, body: { status: 'ready' } };
         },
       },

@@ -11,7 +11,7 @@ import { ChatCompletionRequest, refuseImages } from '../api/chat.js';
 import { compile } from '../api/validate.js';
 import { CAPABILITY_PREFIX } from '../api/capability.js';
 import { MODEL_ID, SYSTEM_ONE_MODELS } from '../api/models.js';
-import { ServiceError } from '../errors.js';
+import { ERRORS, ServiceError } from '../errors.js';
 import { Gate } from '../auth/gate.js';
 import { openapiDocument } from './openapi.js';
 import { docsRoutes } from './docs.js';
@@ -171,7 +171,7 @@ function describe(service: Service, gate: Gate, all: Route[]) {
 /** model_not_found, quoting at most 64 characters of the id sent. */
 function notFound(id: string): ServiceError {
   const shown = id.length > 64 ? `${JSON.stringify(id.slice(0, 64))}… (${id.length} characters)` : JSON.stringify(id);
-  return new ServiceError('model_not_found', `model ${shown} not found; use "${MODEL_ID}"`);
+  return ERRORS.modelNotFound(shown, `"${MODEL_ID}"`);
 }
 
 /** A percent-decoded path segment; malformed escapes (`%ff`) are kept as sent rather than thrown. */
@@ -195,7 +195,7 @@ function decision<I, O>(c: Bound<I, O>, engine: Engine): Route {
       const body = parseJson(req);
       // The hosted service's SDK sends `image` (and `detail`) for image input.
       if (body !== null && typeof body === 'object' && 'image' in body)
-        throw new ServiceError('invalid_request', `image: ${IMAGES_UNSUPPORTED}`);
+        throw ERRORS.invalidRequest(`image: ${IMAGES_UNSUPPORTED}`);
       return c.validate(body);
     },
     run: async (input, signal) => {

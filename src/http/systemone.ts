@@ -3,17 +3,15 @@
 // FastAPI's 422 detail[] (compile() with SYSTEM_ONE_DIALECT), every other error (the gate's
 // included) in detail{} (systemOneError, written by the transport).
 import type { Engine } from '../engine/engine.js';
-import { ServiceError } from '../errors.js';
+import { ERRORS, ServiceError } from '../errors.js';
 import {
   SYSTEM_ONE_BATCH_PATH,
-  SYSTEM_ONE_DIALECT,
   SYSTEM_ONE_PATH,
   SystemOneBatchRequest,
   SystemOneRequest,
-  ValidationFailed,
   IMAGES_UNSUPPORTED,
-  systemOneError,
 } from '../api/systemone.js';
+import { SYSTEM_ONE_DIALECT, ValidationFailed, systemOneError } from '../api/systemone-errors.js';
 import { compile } from '../api/validate.js';
 import type { Billed } from '../decisions/billing.js';
 import type { SystemOne } from '../decisions/systemone.js';
@@ -69,10 +67,7 @@ function body(req: ApiRequest): unknown {
 
 function checkModel<T extends { model: string }>(input: T): T {
   if (!(SYSTEM_ONE_MODELS as readonly string[]).includes(input.model)) {
-    throw new ServiceError(
-      'model_not_found',
-      `model ${JSON.stringify(input.model)} not found; use ${SYSTEM_ONE_MODELS.map((m) => `"${m}"`).join(' or ')}`,
-    );
+    throw ERRORS.modelNotFound(JSON.stringify(input.model), SYSTEM_ONE_MODELS.map((m) => `"${m}"`).join(' or '));
   }
   return input;
 }

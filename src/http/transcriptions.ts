@@ -4,7 +4,7 @@
 // answers), language, prompt and temperature (accepted, not applied: decoding is greedy and the
 // addon takes no initial prompt), response_format json | text | srt | vtt | verbose_json,
 // timestamp_granularities[] word | segment, stream (false only). Anything else is a 400 naming it.
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 import type { Transcription } from '../audio/transcription.js';
 import type { Segment, TranscriptionResponse, Word } from '../api/transcription.js';
 import { boundaryOf, parseForm, textOf, type FormPart } from './multipart.js';
@@ -70,65 +70,51 @@ export function readForm(body: Buffer, contentType: string | undefined, maxFileB
   const seen = new Map<string, FormPart[]>();
   for (const part of parts) {
     if (!FIELDS.has(part.name))
-      throw new ServiceError(
-        'invalid_request',
-        `${part.name.slice(0, 64)}: unknown field; the form takes ${[...FIELDS].join(', ')}`,
-      );
+      throw ERRORS.invalidRequest(`${part.name.slice(0, 64)}: unknown field; the form takes ${[...FIELDS].join(', ')}`);
     seen.set(part.name, [...(seen.get(part.name) ?? []), part]);
   }
   const one = (name: string): FormPart | undefined => {
     const all = seen.get(name);
-    if (all && all.length > 1) throw new ServiceError('invalid_request', `${name}: sent more than once`);
+    if (all && all.length > 1) throw ERRORS.invalidRequest(`${name}: sent more than once`);
     return all?.[0];
   };
   const text = (name: string) => {
     const part = one(name);
-    if (part?.filename !== undefined)
-      throw new ServiceError('invalid_request', `${name}: must be a text field, not a file`);
+    if (part?.filename !== undefined) throw ERRORS.invalidRequest(`${name}: must be a text field, not a file`);
     return part && textOf(part);
   };
 
   const file = one('file');
-  if (!file) throw new ServiceError('invalid_request', 'file: required; send the audio file as the form field "file"');
+  if (!file) throw ERRORS.invalidRequest('file: required; send the audio file as the form field "file"');
   if (file.filename === undefined)
-    throw new ServiceError('invalid_request', 'file: must be a file part (with a filename in its Content-Disposition)');
-  if (file.data.length === 0) throw new ServiceError('invalid_request', 'file: empty');
+    throw ERRORS.invalidRequest('file: must be a file part (with a filename in its Content-Disposition)');
+  if (file.data.length === 0) throw ERRORS.invalidRequest('file: empty');
   const model = text('model');
-  if (!model) throw new ServiceError('invalid_request', 'model: required (any id: the loaded whisper model answers)');
+  if (!model) throw ERRORS.invalidRequest('model: required (any id: the loaded whisper model answers)');
   const language = text('language') || undefined;
   if (language !== undefined && !LANGUAGE.test(language))
-    throw new ServiceError(
-      'invalid_request',
-      `language: must be an ISO-639-1 code such as "en" (got ${JSON.stringify(language)})`,
-    );
+    throw ERRORS.invalidRequest(`language: must be an ISO-639-1 code such as "en" (got ${JSON.stringify(language)})`);
   text('prompt');
   const temperature = text('temperature');
   if (temperature !== undefined && !(/^\d+(\.\d+)?$/.test(temperature) && Number(temperature) <= 1))
-    throw new ServiceError(
-      'invalid_request',
-      `temperature: must be a number from 0 to 1 (got ${JSON.stringify(temperature)})`,
-    );
+    throw ERRORS.invalidRequest(`temperature: must be a number from 0 to 1 (got ${JSON.stringify(temperature)})`);
   const stream = text('stream');
   if (stream !== undefined && stream !== 'false')
-    throw new ServiceError('invalid_request', 'stream: must be false; the transcript is sent whole');
+    throw ERRORS.invalidRequest('stream: must be false; the transcript is sent whole');
   const format = (text('response_format') || 'json') as ResponseFormat;
   if (!RESPONSE_FORMATS.includes(format))
-    throw new ServiceError(
-      'invalid_request',
+    throw ERRORS.invalidRequest(
       `response_format: must be one of ${RESPONSE_FORMATS.join(', ')} (got ${JSON.stringify(format)})`,
     );
   const granularities = new Set<Granularity>();
   for (const part of seen.get('timestamp_granularities[]') ?? []) {
     const value = textOf(part) as Granularity;
     if (!GRANULARITIES.includes(value))
-      throw new ServiceError(
-        'invalid_request',
-        `timestamp_granularities[]: must be word or segment (got ${JSON.stringify(value)})`,
-      );
+      throw ERRORS.invalidRequest(`timestamp_granularities[]: must be word or segment (got ${JSON.stringify(value)})`);
     granularities.add(value);
   }
   if (granularities.size > 0 && format !== 'verbose_json')
-    throw new ServiceError('invalid_request', 'timestamp_granularities[]: needs response_format verbose_json');
+    throw ERRORS.invalidRequest('timestamp_granularities[]: needs response_format verbose_json');
   if (granularities.size === 0) granularities.add('segment');
   return { file: file.data, language, format, granularities };
 }

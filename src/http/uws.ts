@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type * as UWS from 'uWebSockets.js';
-import { ServiceError } from '../errors.js';
+import { ERRORS, ServiceError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { ApiReply, Route } from './types.js';
@@ -140,7 +140,7 @@ function handle(route: Route, res: UWS.HttpResponse, req: UWS.HttpRequest, optio
     }
     options.log.error('unhandled error', { id, path, error: String((err as Error)?.stack ?? err) });
     if (answered) return;
-    const internal = new ServiceError('internal_error', 'internal error');
+    const internal = ERRORS.internalError();
     send({ status: 500, body: internal.toJSON(), headers: internal.headers });
   };
 
@@ -193,7 +193,7 @@ function readBody(res: UWS.HttpResponse, max: number): Promise<Buffer> {
       size += chunk.byteLength;
       if (size > max) {
         done = true;
-        return reject(new ServiceError('payload_too_large', `body: larger than the limit of ${max} bytes`));
+        return reject(ERRORS.tooLarge('body', max));
       }
       chunks.push(Buffer.from(chunk.slice(0))); // uWS reuses the chunk's memory after this call
       if (isLast) {

@@ -1,7 +1,7 @@
 // A WAV's data chunk declares its length in bytes. FFmpeg reads a short file as far as it goes
 // and reports the length it found, so the "less than 90% of what it declares" rule of
 // docs/audio.md is checked here, from the header, before the file reaches a slot.
-import { ServiceError } from '../errors.js';
+import { ERRORS } from '../errors.js';
 
 const STREAMING_SIZE = 0x7fff0000;
 
@@ -22,8 +22,7 @@ export function checkWavLength(audio: Uint8Array): void {
       const declared = size / byteRate;
       const held = (audio.length - at - 8) / byteRate;
       if (declared > 1 && held < 0.9 * declared - 0.5) {
-        throw new ServiceError(
-          'invalid_request',
+        throw ERRORS.invalidRequest(
           `body: the audio file is truncated: it declares ${declared.toFixed(1)} s but holds ${held.toFixed(1)} s`,
         );
       }

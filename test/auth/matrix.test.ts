@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { routes } from '../../src/http/routes.js';
 import { decisions } from '../../src/service.js';
 import { issueKey, mintKey } from '../../src/auth/keys.js';
-import { INVALID_KEY, MISSING_KEY, type KeyChecker } from '../../src/auth/checker.js';
+import type { KeyChecker } from '../../src/auth/checker.js';
+import { ERRORS } from '../../src/errors.js';
 import { startGatedServer, type GatedServer } from '../helpers/gated-server.js';
 import { startPostgres } from '../helpers/databases.js';
 import { EXAMPLES, concrete } from '../helpers/examples.js';
@@ -47,8 +48,8 @@ function expected(
 ): { status: number; code?: string; message?: string } {
   if (!keysOn || !path.startsWith('/v1/') || credential === 'test' || credential === 'prod') return { status: 200 };
   if (credential === 'none' || credential === 'basic' || credential === 'empty')
-    return { status: 401, code: 'missing_api_key', message: MISSING_KEY };
-  return { status: 401, code: 'invalid_api_key', message: INVALID_KEY };
+    return { status: 401, code: 'missing_api_key', message: ERRORS.missingApiKey().message };
+  return { status: 401, code: 'invalid_api_key', message: ERRORS.invalidApiKey().message };
 }
 
 for (const [store, databaseUrl] of [
