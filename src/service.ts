@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from './config.js';
 import { Engine } from './engine/engine.js';
-import { Opened, openCapabilities } from './decisions/capabilities.js';
+import { DecisionSet, openCapabilities } from './decisions/capabilities.js';
 import { Chat } from './decisions/chat.js';
 import { SystemOne } from './decisions/systemone.js';
 import { resolveModel, storeOptions } from './models/store.js';
@@ -76,7 +76,7 @@ export function decisions(
   readout?: OptionReadout,
   rateReadout?: OptionReadout,
 ): Service {
-  const opened = new Opened(engine, heads && new HeadDecisions(engine, heads), readout, rateReadout);
+  const opened = new DecisionSet(engine, heads && new HeadDecisions(engine, heads), readout, rateReadout);
   const { decisions, bound } = openCapabilities(opened);
   return {
     ...decisions,

@@ -3,7 +3,7 @@
 // only fits. Read on the engine's background slots (Engine.background): never a request's slot.
 // A reading is bound to the model and the reading version that made it; a refit reads again
 // the corrections whose reading is another's (or missing: a kill -9 between store and read).
-import { Opened, CAPABILITIES } from '../decisions/capabilities.js';
+import { DecisionSet, CAPABILITIES } from '../decisions/capabilities.js';
 import { READING_VERSION } from '../decisions/reading.js';
 import type { Engine } from '../engine/engine.js';
 import { readExamples, routeOutcome, type Labelled } from '../heads/fit.js';
@@ -12,11 +12,11 @@ import type { CorrectionReading } from '../store/store.js';
 
 export class Readings {
   private readonly reader: HeadReader;
-  private readonly route: Opened;
+  private readonly route: DecisionSet;
 
   constructor(private readonly engine: Engine) {
     this.reader = new HeadReader(engine);
-    this.route = new Opened(engine); // the decisions as shipped: no heads
+    this.route = new DecisionSet(engine); // the decisions as shipped: no heads
   }
 
   /** What a reading made now is bound to: the model's SHA-256 and the reading's version. */

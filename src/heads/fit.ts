@@ -11,7 +11,7 @@
 // stored unless the whole file is valid.
 import type { Engine } from '../engine/engine.js';
 import type { ScoreJob, ScoreResult } from '../binding.js';
-import { CAPABILITIES, Opened } from '../decisions/capabilities.js';
+import { CAPABILITIES, DecisionSet } from '../decisions/capabilities.js';
 import { labelsOf } from '../decisions/labels.js';
 import { ERRORS } from '../errors.js';
 import { Progress } from '../models/progress.js';
@@ -186,7 +186,7 @@ export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOp
   const groups = new Map<string, Labelled[]>();
   for (const e of examples) groups.set(e.sig.id, [...(groups.get(e.sig.id) ?? []), e]);
   const reader = new HeadReader(engine);
-  const route = new Opened(engine); // the decisions as shipped: no heads
+  const route = new DecisionSet(engine); // the decisions as shipped: no heads
   const progress = opts.progress && new Progress('reading', examples.length, opts.progress, 'none', 'items');
   let done = 0;
   const reports: SignatureReport[] = [];
@@ -334,7 +334,7 @@ export async function fitSignature(
  * the head's cross-validated choices (`predictions`, in `group`'s order) got right.
  */
 async function againstRoute(
-  route: Opened,
+  route: DecisionSet,
   group: Labelled[],
   predictions: number[],
   seed: number,
