@@ -15,7 +15,7 @@ import { answerApi } from '../api/answer.js';
 import { extractApi } from '../api/extract.js';
 import { entitiesApi } from '../api/entities.js';
 import { verifyApi } from '../api/verify.js';
-import type { Billed } from './billing.js';
+import type { BilledBody } from './billing.js';
 import type { Learned } from './learned.js';
 import type { OptionReadout } from './option-readout.js';
 import { YesNo } from './yes-no.js';
@@ -40,7 +40,7 @@ export const CAPABILITIES = [
 
 /** A decision: a validated request in, the response body and what it is billed for out. */
 export interface Decision<I, O> {
-  run(input: I, signal?: AbortSignal): Promise<Billed<O>>;
+  run(input: I, signal?: AbortSignal): Promise<BilledBody<O>>;
 }
 
 /**

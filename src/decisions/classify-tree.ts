@@ -8,7 +8,7 @@
 // its levels are rebuilt from it (tree-paths.ts).
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
-import type { Billed } from './billing.js';
+import type { BilledBody } from './billing.js';
 import type { Classify } from './classify.js';
 import { labelChars, type Label } from './labels.js';
 import type { Learned } from './learned.js';
@@ -58,7 +58,7 @@ export class ClassifyTree {
   async run(
     input: ClassifyTreeInput,
     signal?: AbortSignal,
-  ): Promise<Billed<ClassifyTreeResult | { results: ClassifyTreeResult[] }>> {
+  ): Promise<BilledBody<ClassifyTreeResult | { results: ClassifyTreeResult[] }>> {
     const { texts, list } = textsOf(input);
     const heads = new Set<string>();
     const results = await this.engine.session(

@@ -6,7 +6,7 @@
 // figures: docs/performance.md, "Where the decision code's constants come from".
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
-import { charsOf, type Billed } from './billing.js';
+import { charsOf, type BilledBody } from './billing.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { calibrated, LabelPriors } from './label-priors.js';
 import { labelChars, labelList, labelsOf, type Label } from './labels.js';
@@ -236,7 +236,7 @@ export class Classify {
   async run(
     input: ClassifyInput,
     signal?: AbortSignal,
-  ): Promise<Billed<ClassifyResult | { results: ClassifyResult[] }>> {
+  ): Promise<BilledBody<ClassifyResult | { results: ClassifyResult[] }>> {
     const { texts, list } = textsOf(input);
     const labels = labelsOf(input.labels);
     const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);

@@ -7,7 +7,7 @@
 // instructions), is read after the text.
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
-import { charsOf, type Billed } from './billing.js';
+import { charsOf, type BilledBody } from './billing.js';
 import type { Cost } from './classify.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { Prompt } from './prompt.js';
@@ -42,7 +42,7 @@ export class Rate {
     this.reader = new Reader(engine);
   }
 
-  async run(input: RateInput, signal?: AbortSignal): Promise<Billed<RateResult | { results: RateResult[] }>> {
+  async run(input: RateInput, signal?: AbortSignal): Promise<BilledBody<RateResult | { results: RateResult[] }>> {
     const { texts, list } = textsOf(input);
     const inputChars = charsOf(input.text, input.texts) + charsOf(input.scale) * texts.length;
     const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);

@@ -11,7 +11,7 @@
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import type { Content, Question } from '../api/systemone.js';
-import { charsOf, type Billed } from './billing.js';
+import { charsOf, type BilledBody } from './billing.js';
 import type { Classify, ClassifyResult } from './classify.js';
 import type { Label } from './labels.js';
 import type { Rate } from './rate.js';
@@ -60,7 +60,11 @@ export class SystemOne {
   }
 
   /** The answers for each state, in order: one job per state, all in one engine session. */
-  async run(states: Content[], questions: Record<string, Question>, signal?: AbortSignal): Promise<Billed<Answers[]>> {
+  async run(
+    states: Content[],
+    questions: Record<string, Question>,
+    signal?: AbortSignal,
+  ): Promise<BilledBody<Answers[]>> {
     const texts = states.map(render);
     // A question whose decision has a fitted head is answered by it; the others are read as usual.
     const learned = await this.learned(questions, texts, (jobs) => this.engine.score(jobs, signal));

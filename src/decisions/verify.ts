@@ -5,7 +5,7 @@
 // is still the route's own reading.
 import type { ScoreJob, SpanResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
-import { charsOf, type Billed } from './billing.js';
+import { charsOf, type BilledBody } from './billing.js';
 import { calibration, platt } from './distribution.js';
 import { numberIn } from './numbers.js';
 import { Prompt } from './prompt.js';
@@ -43,7 +43,7 @@ export class Verify {
     this.yesNo = Int32Array.from(['Yes', 'No'], (o) => this.prompt.option(o)[0]!);
   }
 
-  async run(input: VerifyInput, signal?: AbortSignal): Promise<Billed<VerifyResult | { results: VerifyResult[] }>> {
+  async run(input: VerifyInput, signal?: AbortSignal): Promise<BilledBody<VerifyResult | { results: VerifyResult[] }>> {
     const { texts, list } = textsOf(input);
     const field = fieldWords(input.field);
     const value = String(input.value);

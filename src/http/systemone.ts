@@ -13,7 +13,7 @@ import {
 } from '../api/systemone.js';
 import { SYSTEM_ONE_DIALECT, ValidationFailed, systemOneError } from '../api/systemone-errors.js';
 import { compile } from '../api/validate.js';
-import type { Billed } from '../decisions/billing.js';
+import type { BilledBody } from '../decisions/billing.js';
 import type { SystemOne } from '../decisions/systemone.js';
 import { MODEL_ID, SYSTEM_ONE_MODELS } from '../api/models.js';
 import { parseJson } from './json.js';
@@ -76,7 +76,7 @@ function usage(inputTokens: number) {
   return { input_tokens: inputTokens, output_tokens: 0 };
 }
 
-function reply(body: unknown, out: Billed<unknown>): ModelReply {
+function reply(body: unknown, out: BilledBody<unknown>): ModelReply {
   return {
     body,
     billing: { inputChars: out.inputChars, inputTokens: out.inputTokens },
