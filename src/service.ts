@@ -46,9 +46,9 @@ export async function openService(
   const heads = headStore && (await Heads.open(headStore, await model(), engine.hiddenSize, warn, storeMayBeAway));
   const readout = await OptionReadout.forModel(model);
   const rateReadout = await OptionReadout.forModel(model, RATE_READOUT_FILE, RATE_READING_VERSION);
-  if (config.audio === 'off') return decisions(engine, heads, readout, rateReadout);
+  if (config.audio === 'off') return serviceOf(engine, heads, readout, rateReadout);
   await loadAudio(engine, config);
-  return { ...decisions(engine, heads, readout, rateReadout), transcription: new Transcription(engine, config) };
+  return { ...serviceOf(engine, heads, readout, rateReadout), transcription: new Transcription(engine, config) };
 }
 
 /** Loads whisper, the VAD model and the speaker encoder the configuration names. */
@@ -70,7 +70,7 @@ export async function loadAudio(engine: Engine, config: Config): Promise<void> {
  * among options read by `readout` and rate's levels by `rateReadout` when given (the shipped ones,
  * for the model they were fitted on).
  */
-export function decisions(
+export function serviceOf(
   engine: Engine,
   heads?: Heads,
   readout?: OptionReadout,
