@@ -11,7 +11,7 @@ import { Transcription } from './audio/transcription.js';
 import type { Service } from './http/routes.js';
 import type { Store } from './store/store.js';
 import { Heads } from './heads/heads.js';
-import { HeadDecisions } from './heads/apply.js';
+import { StoreHeadDecider } from './heads/apply.js';
 import { modelSha256 } from './models/identity.js';
 import { OptionReadout } from './decisions/option-readout.js';
 import { RATE_READING_VERSION, RATE_READOUT_FILE } from './decisions/rate.js';
@@ -76,7 +76,7 @@ export function serviceOf(
   readout?: OptionReadout,
   rateReadout?: OptionReadout,
 ): Service {
-  const opened = new DecisionSet(engine, heads && new HeadDecisions(engine, heads), readout, rateReadout);
+  const opened = new DecisionSet(engine, heads && new StoreHeadDecider(engine, heads), readout, rateReadout);
   const { decisions, bound } = openCapabilities(opened);
   return {
     ...decisions,

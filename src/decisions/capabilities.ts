@@ -16,7 +16,7 @@ import { extractApi } from '../api/extract.js';
 import { entitiesApi } from '../api/entities.js';
 import { verifyApi } from '../api/verify.js';
 import type { BilledBody } from './billing.js';
-import type { Learned } from './learned.js';
+import type { HeadDecider } from './head-decider.js';
 import type { OptionReadout } from './option-readout.js';
 import { YesNo } from './yes-no.js';
 import { Classify } from './classify.js';
@@ -54,7 +54,7 @@ export class DecisionSet {
   private shared: { yesNo?: YesNo; classify?: Classify; rate?: Rate; extract?: Extract } = {};
   constructor(
     readonly engine: Engine,
-    readonly heads?: Learned,
+    readonly heads?: HeadDecider,
     readonly readout?: OptionReadout,
     readonly rateReadout?: OptionReadout,
   ) {}

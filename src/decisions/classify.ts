@@ -13,7 +13,7 @@ import { labelChars, labelList, labelsOf, type Label } from './labels.js';
 import { fnv1a } from './hash.js';
 import { Reading } from './reading.js';
 import { shaped, textsOf } from './texts.js';
-import type { Learned } from './learned.js';
+import type { HeadDecider } from './head-decider.js';
 import { optionsJob, type OptionReadout } from './option-readout.js';
 import type { Static } from '@sinclair/typebox';
 import type { ClassifyRequest, ClassifyResult as ClassifyResultSchema } from '../api/classify.js';
@@ -82,7 +82,7 @@ export class Classify {
 
   constructor(
     private readonly engine: Engine,
-    private readonly heads?: Learned,
+    private readonly heads?: HeadDecider,
     private readonly readout?: OptionReadout,
   ) {
     this.reading = new Reading(engine);
@@ -241,16 +241,16 @@ export class Classify {
     const labels = labelsOf(input.labels);
     const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);
     const inputChars = charsOf(input.text, input.texts) + labelChars(labels) * texts.length;
-    const learned = await this.heads?.decide({ capability: 'classify', labels }, texts, score);
-    if (learned) {
-      const results = learned.probabilities.map((p) => {
-        const byName = new Map(learned.outcomes.map((name, k) => [name, p[k]!]));
+    const byHead = await this.heads?.decide({ capability: 'classify', labels }, texts, score);
+    if (byHead) {
+      const results = byHead.probabilities.map((p) => {
+        const byName = new Map(byHead.outcomes.map((name, k) => [name, p[k]!]));
         return this.result(
           labels,
           labels.map((l) => byName.get(l.name)!),
         );
       });
-      return { body: shaped(results, list), inputChars, inputTokens: learned.promptTokens, heads: [learned.head] };
+      return { body: shaped(results, list), inputChars, inputTokens: byHead.promptTokens, heads: [byHead.head] };
     }
     const { results, cost } = await this.classified(score, texts, labels);
     return {

@@ -7,7 +7,7 @@ import { charsOf, type BilledBody } from './billing.js';
 import { calibration, platt } from './distribution.js';
 import { claimLine, Prompt } from './prompt.js';
 import { Reading } from './reading.js';
-import type { Learned } from './learned.js';
+import type { HeadDecider } from './head-decider.js';
 import type { Static } from '@sinclair/typebox';
 import type { YesNoRequest, YesNoResult as YesNoResultSchema } from '../api/yes-no.js';
 
@@ -37,7 +37,7 @@ export class YesNo {
 
   constructor(
     private readonly engine: Engine,
-    private readonly heads?: Learned,
+    private readonly heads?: HeadDecider,
   ) {
     this.reading = new Reading(engine);
     this.withoutText = new Prompt(engine, SYSTEM_NO_TEXT);
