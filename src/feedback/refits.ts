@@ -38,7 +38,7 @@ export interface RefitsOptions {
 }
 
 /** A stored correction as the refits are told of it. */
-export interface Told {
+export interface CorrectionNotice {
   organization: string;
   example: Labelled;
   /** The correction's id: its reading is kept under it. */
@@ -68,19 +68,19 @@ export class Refits {
   }
 
   /** Told of each stored correction: reads it, then refits its decision when a refit is due. */
-  corrected(told: Told): void {
+  corrected(notice: CorrectionNotice): void {
     if (this.closed) return;
     this.queue = this.queue
-      .then(() => this.keepReading(told))
+      .then(() => this.keepReading(notice))
       .catch((err: unknown) =>
-        this.options.log?.error('correction not read yet (its refit reads it)', { id: told.id, error: String(err) }),
+        this.options.log?.error('correction not read yet (its refit reads it)', { id: notice.id, error: String(err) }),
       )
       .then(() => {
-        if (this.due(told)) void this.refit(told.organization, told.example.sig.id);
+        if (this.due(notice)) void this.refit(notice.organization, notice.example.sig.id);
       });
   }
 
-  private due({ organization, example, count }: Told): boolean {
+  private due({ organization, example, count }: CorrectionNotice): boolean {
     const key = `${organization}\n${example.sig.id}`;
     const head = this.options.heads?.find(example.sig, organization);
     const own = head && head.organization === organization ? head.examples : 0;
@@ -89,7 +89,7 @@ export class Refits {
     return due && !this.closed;
   }
 
-  private async keepReading({ id, example, routeAnswer }: Told): Promise<void> {
+  private async keepReading({ id, example, routeAnswer }: CorrectionNotice): Promise<void> {
     const reading = await this.readings.read(example, await this.options.model(), routeAnswer);
     await this.options.store.saveReading(id, reading);
   }
