@@ -6,7 +6,7 @@
 import { DecisionSet, CAPABILITIES } from '../decisions/capabilities.js';
 import { READING_VERSION } from '../decisions/reading.js';
 import type { Engine } from '../engine/engine.js';
-import { readExamples, routeOutcome, type Labelled } from '../heads/fit.js';
+import { readExamples, routeOutcome, type LabelledLine } from '../heads/fit.js';
 import { HeadReader } from '../heads/reading.js';
 import type { CorrectionReading } from '../store/store.js';
 
@@ -28,7 +28,7 @@ export class Readings {
    * Reads one corrected example. `routeAnswer`: what the shipped decision answered it (a kept
    * decision no head made), in expect's form; without it the route is asked.
    */
-  read(example: Labelled, model: string, routeAnswer?: Record<string, unknown>): Promise<CorrectionReading> {
+  read(example: LabelledLine, model: string, routeAnswer?: Record<string, unknown>): Promise<CorrectionReading> {
     return this.engine.background(async () => {
       const [read] = await readExamples(this.reader, [example], (jobs) => this.engine.score(jobs));
       const answered = routeAnswer ?? (await this.ask(example));
@@ -41,7 +41,7 @@ export class Readings {
     });
   }
 
-  private async ask(example: Labelled): Promise<unknown> {
+  private async ask(example: LabelledLine): Promise<unknown> {
     const capability = CAPABILITIES.find((c) => c.name === example.sig.definition.capability)!;
     return (await capability.bind(this.route).decision.run(example.req)).body;
   }

@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Engine } from '../engine/engine.js';
 import type { Heads } from '../heads/heads.js';
-import { fitSignature, readLine, type Labelled, type SignatureReport } from '../heads/fit.js';
+import { fitSignature, readLine, type LabelledLine, type SignatureReport } from '../heads/fit.js';
 import { headId } from '../heads/signature.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -40,7 +40,7 @@ export interface RefitsOptions {
 /** A stored correction as the refits are told of it. */
 export interface CorrectionNotice {
   organization: string;
-  example: Labelled;
+  example: LabelledLine;
   /** The correction's id: its reading is kept under it. */
   id: string;
   /** What the shipped decision answered, when it made the corrected decision (no head did). */
@@ -113,7 +113,7 @@ export class Refits {
   }
 
   /** Each correction's reading: the kept one when this model and reading made it, else read now and kept. */
-  private async readAll(corrections: Correction[], examples: Labelled[], model: string) {
+  private async readAll(corrections: Correction[], examples: LabelledLine[], model: string) {
     const bound = Readings.bound(model);
     const out = [];
     for (const [i, c] of corrections.entries()) {
@@ -176,7 +176,7 @@ export class Refits {
 }
 
 /** Whether every outcome of the decision has PER_OUTCOME corrections. */
-function everyOutcome(examples: Labelled[]): boolean {
+function everyOutcome(examples: LabelledLine[]): boolean {
   const counts = new Array<number>(examples[0]!.sig.outcomes.length).fill(0);
   for (const e of examples) counts[e.outcome]!++;
   return counts.every((n) => n >= PER_OUTCOME);

@@ -4,7 +4,7 @@
 // for a hundred examples that would otherwise hold the event loop, and with it every request.
 import { Worker } from 'node:worker_threads';
 import { argmax } from '../decisions/distribution.js';
-import { fit, predict, Projected, type Example, type HeadParams } from './logistic.js';
+import { fit, predict, Projection, type Example, type HeadParams } from './logistic.js';
 import { shuffleInPlace, uniform } from './random.js';
 
 const STRENGTHS = [Infinity, 0.1, 0.01, 0.001];
@@ -43,7 +43,7 @@ export function learn(examples: Example[], outcomes: number, folds: number, seed
 export function learnHere(examples: Example[], outcomes: number, folds: number, seed: number): HeadFit {
   const chosen = choose(examples, outcomes, folds, seed);
   if (chosen.strength === null) return { chosen, params: null };
-  const projected = new Projected(examples, seed);
+  const projected = new Projection(examples, seed);
   const all = examples.map((_, i) => i);
   return { chosen, params: projected.params(fit(projected, all, outcomes, chosen.strength), outcomes) };
 }
@@ -60,7 +60,7 @@ export function choose(examples: Example[], outcomes: number, folds: number, see
     seed,
   );
   const k = Math.max(...fold) + 1;
-  const p = new Projected(examples, seed);
+  const p = new Projection(examples, seed);
   let best = { strength: null as number | null, accuracy: zeroShot, predictions: examples.map((e) => argmax(e.base)) };
   if (k < 2) return { ...best, zeroShot, folds: k };
   for (const strength of STRENGTHS) {
