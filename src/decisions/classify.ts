@@ -66,7 +66,7 @@ export interface Cost {
 }
 
 /** How a classification is asked beyond its labels. */
-export interface Asked {
+export interface ClassifyOptions {
   /** The asker's question, read with the labels (System One's instructions). */
   question?: string;
   /** Added to each text's label scores (nats) before deciding. */
@@ -129,7 +129,7 @@ export class Classify {
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
     texts: string[],
     labels: Label[],
-    asked: Asked = {},
+    asked: ClassifyOptions = {},
   ): Promise<{ results: ClassifyResult[]; cost: Cost[] }> {
     const { question, evidence, first: given } = asked;
     const withEvidence = (z: number[], i: number): number[] => (evidence ? z.map((x, k) => x + evidence[i]![k]!) : z);

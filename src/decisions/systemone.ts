@@ -33,7 +33,7 @@ export type SystemOneAnswer =
 export type Answers = Record<string, SystemOneAnswer>;
 
 /** A question's answers, one per state, and what reading them cost beyond the shared job. */
-interface Answered {
+interface QuestionAnswers {
   id: string;
   answers: SystemOneAnswer[];
   promptTokens: number;
@@ -43,7 +43,7 @@ interface Answered {
 const BARE_NOUL = 'Is this true of the text?';
 
 /** A noul or a choice as the decision it asks: one branch of the shared job and the options it reads. */
-type Asked = { id: string; branch: Int32Array; options: Int32Array[] } & (
+type QuestionBranch = { id: string; branch: Int32Array; options: Int32Array[] } & (
   | { type: 'noul'; question: Question & { type: 'noul' } }
   | { type: 'choice'; question: Question & { type: 'choice' }; labels: Label[]; instructions?: string }
 );
@@ -137,7 +137,7 @@ export class SystemOne {
     return out;
   }
 
-  private ask(id: string, q: Question & { type: 'noul' | 'choice' }): Asked {
+  private ask(id: string, q: Question & { type: 'noul' | 'choice' }): QuestionBranch {
     const { yesNo, classify } = this.decisions;
     const instructions = q.instructions == null ? undefined : render(q.instructions);
     if (q.type === 'noul') {
@@ -163,11 +163,11 @@ export class SystemOne {
 
   /** A question's answer for each state from its first reading's `rows`, as its decision settles it. */
   private async decide(
-    a: Asked,
+    a: QuestionBranch,
     rows: number[][],
     texts: string[],
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
-  ): Promise<Answered> {
+  ): Promise<QuestionAnswers> {
     if (a.type === 'noul') {
       return {
         id: a.id,
@@ -186,7 +186,7 @@ export class SystemOne {
     q: Question & { type: 'score' },
     texts: string[],
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
-  ): Promise<Answered> {
+  ): Promise<QuestionAnswers> {
     const instructions = q.instructions == null ? undefined : render(q.instructions);
     const { results, cost } = await this.decisions.rate.rated(score, texts, q.criteria.map(render), instructions);
     return {
