@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   });
   const { loadConfig } = await import('../src/config.js');
   const { Engine } = await import('../src/engine/engine.js');
-  const { decisions } = await import('../src/service.js');
+  const { serviceOf } = await import('../src/service.js');
   const { routes } = await import('../src/http/routes.js');
   const { serve } = await import('../src/http/uws.js');
   const { createLogger } = await import('../src/log.js');
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
           }),
         );
   const access = await openAccess(config, () => engine.stats(), createLogger('silent'));
-  const server = await serve(routes(decisions(engine), access.gate), {
+  const server = await serve(routes(serviceOf(engine), access.gate), {
     ...config,
     log: createLogger('silent'),
     metrics: access.metrics,

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULTS, loadConfig } from '../src/config.js';
-import { decisions, openService } from '../src/service.js';
+import { serviceOf, openService } from '../src/service.js';
 import { openStore } from '../src/store/store.js';
 import { fitHeads, parseExamples } from '../src/heads/fit.js';
 import { Heads } from '../src/heads/heads.js';
@@ -123,7 +123,7 @@ const lines = cases.flatMap((c) => {
 });
 await fitHeads(engine, parseExamples(lines.join('\n')), { store, model: MODEL });
 const heads = await Heads.open(store, MODEL, engine.hiddenSize, () => {});
-const headed = decisions(engine, heads);
+const headed = serviceOf(engine, heads);
 
 const p50 = (xs: number[]) => percentile(xs, 50);
 const results = [];

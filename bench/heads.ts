@@ -18,7 +18,7 @@ import { openService } from '../src/service.js';
 import { routeOutcome } from '../src/heads/fit.js';
 import { choose } from '../src/heads/learn.js';
 import { argmax } from '../src/decisions/distribution.js';
-import { fit, Projected, headScores, type Example } from '../src/heads/logistic.js';
+import { fit, Projection, headScores, type Example } from '../src/heads/logistic.js';
 import { HeadReader } from '../src/heads/reading.js';
 import { shuffleInPlace, uniform } from '../src/heads/random.js';
 import { classifySignature, treeSignature, yesNoSignature, type Signature } from '../src/heads/signature.js';
@@ -150,7 +150,7 @@ for (const name of values.sets.split(',')) {
     let right = 0;
     if (chosen.strength === null) right = testRead.filter((e) => argmax(e.base) === e.label).length;
     else {
-      const projected = new Projected(train, seed);
+      const projected = new Projection(train, seed);
       const all = train.map((_, i) => i);
       const params = projected.params(fit(projected, all, outcomes, chosen.strength), outcomes);
       right = testRead.filter((e) => argmax(headScores(params, e.hidden, e.base)) === e.label).length;

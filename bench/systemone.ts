@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { Engine } from '../src/engine/engine.js';
-import { decisions } from '../src/service.js';
+import { serviceOf } from '../src/service.js';
 import { routes } from '../src/http/routes.js';
 import { serve } from '../src/http/uws.js';
 import { createLogger } from '../src/log.js';
@@ -25,7 +25,7 @@ const [modelPath, encoderPath] = await Promise.all([
   config.encoder === 'none' ? undefined : resolveModel(config.encoder),
 ]);
 const engine = await Engine.open({ ...config, modelPath, encoderPath });
-const server = await serve(routes(decisions(engine)), { ...config, log: createLogger('silent') });
+const server = await serve(routes(serviceOf(engine)), { ...config, log: createLogger('silent') });
 const base = `http://127.0.0.1:${server.port}`;
 
 const QUESTIONS = {

@@ -17,14 +17,14 @@ import { openStore, type Store } from './store/store.js';
 import { fitHeads, parseExamples, type SignatureReport } from './heads/fit.js';
 import { modelSha256 } from './models/identity.js';
 import type { Service } from './http/routes.js';
-import type { Billed } from './decisions/billing.js';
+import type { BilledBody } from './decisions/billing.js';
 import type { Bodies } from './decisions/capabilities.js';
 import type { EngineStats } from './engine/engine.js';
 import type { TranscriptionResponse } from './api/transcription.js';
 
 export { ServiceError, CancelledError } from './errors.js';
 export type { Config } from './config.js';
-export type { Billed } from './decisions/billing.js';
+export type { BilledBody } from './decisions/billing.js';
 export type { YesNoInput, YesNoOutput, YesNoResult } from './decisions/yes-no.js';
 export type { ClassifyInput, ClassifyResult } from './decisions/classify.js';
 export type { ClassifyTreeInput, ClassifyTreeResult } from './decisions/classify-tree.js';
@@ -47,7 +47,7 @@ type Call<I, O> = (input: I, options?: CallOptions) => Promise<O>;
 /** `dm.<capability>`: the response body. */
 export type Calls = { [M in keyof Bodies]: Call<Bodies[M]['input'], Bodies[M]['output']> };
 /** `dm.billed.<capability>`: the body with what it is billed for (inputChars, inputTokens). */
-export type BilledCalls = { [M in keyof Bodies]: Call<Bodies[M]['input'], Billed<Bodies[M]['output']>> };
+export type BilledCalls = { [M in keyof Bodies]: Call<Bodies[M]['input'], BilledBody<Bodies[M]['output']>> };
 
 export interface DecisionMachine extends Calls {
   /** The same calls, returning the body with what it is billed for (inputChars, inputTokens). */
@@ -82,10 +82,10 @@ export async function open(overrides: Partial<Config> = {}): Promise<DecisionMac
  * admitted once for all it runs (its long-text windows included), as an HTTP request is.
  */
 function machine(s: Service, store: Store, model: string): DecisionMachine {
-  const billed: Record<string, Call<unknown, Billed<unknown>>> = {};
+  const billed: Record<string, Call<unknown, BilledBody<unknown>>> = {};
   const calls: Record<string, Call<unknown, unknown>> = {};
   for (const c of s.capabilities) {
-    const call: Call<unknown, Billed<unknown>> = async (input, o) => {
+    const call: Call<unknown, BilledBody<unknown>> = async (input, o) => {
       const valid = c.validate(input);
       return s.engine.admitted(() => c.decision.run(valid, o?.signal));
     };

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from './config.js';
 import { Engine } from './engine/engine.js';
-import { Opened, openCapabilities } from './decisions/capabilities.js';
+import { DecisionSet, openCapabilities } from './decisions/capabilities.js';
 import { Chat } from './decisions/chat.js';
 import { SystemOne } from './decisions/systemone.js';
 import { resolveModel, storeOptions } from './models/store.js';
@@ -11,7 +11,7 @@ import { Transcription } from './audio/transcription.js';
 import type { Service } from './http/routes.js';
 import type { Store } from './store/store.js';
 import { Heads } from './heads/heads.js';
-import { HeadDecisions } from './heads/apply.js';
+import { StoreHeadDecider } from './heads/apply.js';
 import { modelSha256 } from './models/identity.js';
 import { OptionReadout } from './decisions/option-readout.js';
 import { RATE_READING_VERSION, RATE_READOUT_FILE } from './decisions/rate.js';
@@ -46,9 +46,9 @@ export async function openService(
   const heads = headStore && (await Heads.open(headStore, await model(), engine.hiddenSize, warn, storeMayBeAway));
   const readout = await OptionReadout.forModel(model);
   const rateReadout = await OptionReadout.forModel(model, RATE_READOUT_FILE, RATE_READING_VERSION);
-  if (config.audio === 'off') return decisions(engine, heads, readout, rateReadout);
+  if (config.audio === 'off') return serviceOf(engine, heads, readout, rateReadout);
   await loadAudio(engine, config);
-  return { ...decisions(engine, heads, readout, rateReadout), transcription: new Transcription(engine, config) };
+  return { ...serviceOf(engine, heads, readout, rateReadout), transcription: new Transcription(engine, config) };
 }
 
 /** Loads whisper, the VAD model and the speaker encoder the configuration names. */
@@ -70,13 +70,13 @@ export async function loadAudio(engine: Engine, config: Config): Promise<void> {
  * among options read by `readout` and rate's levels by `rateReadout` when given (the shipped ones,
  * for the model they were fitted on).
  */
-export function decisions(
+export function serviceOf(
   engine: Engine,
   heads?: Heads,
   readout?: OptionReadout,
   rateReadout?: OptionReadout,
 ): Service {
-  const opened = new Opened(engine, heads && new HeadDecisions(engine, heads), readout, rateReadout);
+  const opened = new DecisionSet(engine, heads && new StoreHeadDecider(engine, heads), readout, rateReadout);
   const { decisions, bound } = openCapabilities(opened);
   return {
     ...decisions,

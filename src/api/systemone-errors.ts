@@ -24,7 +24,7 @@ export interface Issue {
 }
 
 /** A request the System One wire refuses with 422 and `detail[]`. */
-export class ValidationFailed extends ServiceError {
+export class ValidationError extends ServiceError {
   constructor(readonly issues: Issue[]) {
     super(
       'invalid_request',
@@ -62,12 +62,12 @@ const check = {
  * state (a state's length as JSON, a noul asking nothing, an image asset) are listed with the rest.
  */
 function dialect(batch: boolean): Dialect {
-  const refused = (body: unknown): ValidationFailed | undefined => {
+  const refused = (body: unknown): ValidationError | undefined => {
     const issues = issuesOf(body, batch);
-    return issues.length > 0 ? new ValidationFailed(issues.slice(0, 16)) : undefined;
+    return issues.length > 0 ? new ValidationError(issues.slice(0, 16)) : undefined;
   };
   return {
-    refuse: (errors, body) => refused(body) ?? new ValidationFailed([...errors].slice(0, 16).map((e) => issue([], e))),
+    refuse: (errors, body) => refused(body) ?? new ValidationError([...errors].slice(0, 16).map((e) => issue([], e))),
     rules: refused,
   };
 }
@@ -247,7 +247,7 @@ export function systemOneStatus(code: ErrorCode): number {
 /** An error as the System One wire shows it: 422 `detail[]` for a bad request, else `detail{}`. */
 export function systemOneError(err: ServiceError): { status: number; body: unknown; headers: Record<string, string> } {
   const envelope = err.toJSON();
-  if (err instanceof ValidationFailed)
+  if (err instanceof ValidationError)
     return { status: 422, body: { detail: err.issues, ...envelope }, headers: err.headers };
   if (UNPROCESSABLE.has(err.code)) {
     return {

@@ -21,7 +21,7 @@ import { CancelledError } from '../errors.js';
 export interface DiarizeOptions {
   /** Checked between encoder batches; once aborted the promise rejects with CancelledError. */
   readonly signal?: AbortSignal;
-  /** The speaker encoder: a request's Round.speakers, so its work is admitted with the request. */
+  /** The speaker encoder: a request's Session.speakers, so its work is admitted with the request. */
   readonly encoder: SpeakerEmbedder;
   /** Changes to the constants (bench/diarize.ts measures them). */
   readonly tuning?: Partial<

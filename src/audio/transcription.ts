@@ -9,7 +9,7 @@ import { diarize } from './diarize.js';
 /** The settings a transcription reads (DM_AUDIO_MAX_BYTES, DM_AUDIO_MAX_SECONDS, DM_AUDIO_LANGUAGE). */
 export type AudioLimits = Pick<Config, 'audioMaxBytes' | 'audioMaxSeconds' | 'audioLanguage'>;
 
-export interface Transcribed {
+export interface BilledTranscript {
   body: TranscriptionResponse;
   /** Input tokens billed: see billedTokens. */
   inputTokens: number;
@@ -39,7 +39,7 @@ export class Transcription {
     diarize: boolean,
     signal?: AbortSignal,
     language = this.settings.audioLanguage,
-  ): Promise<Transcribed> {
+  ): Promise<BilledTranscript> {
     if (!this.engine.canTranscribe)
       throw ERRORS.unsupportedRequest('transcription is not enabled on this server: no whisper model is loaded');
     if (audio.length === 0) throw ERRORS.invalidRequest('body: empty; send the audio file bytes as the request body');

@@ -38,7 +38,7 @@ export interface Pass {
 }
 
 /** What a delivered reply was billed for, for the token window, metrics and the ledger. */
-export interface Delivered {
+export interface Delivery {
   requestId: string;
   /** The route's path, as metrics and the ledger name it. */
   route: string;
@@ -116,10 +116,10 @@ export class Gate {
   }
 
   /** Meters and records what a reply was billed for; returns the headers the reply carries. */
-  async leave(pass: Pass, delivered: Delivered): Promise<Record<string, string>> {
+  async leave(pass: Pass, delivery: Delivery): Promise<Record<string, string>> {
     const { keys, tokens: meter, ledger, metrics, log } = this.options;
     const { principal } = pass;
-    const tokens = delivered.inputTokens;
+    const tokens = delivery.inputTokens;
     let headers = pass.headers;
     if (keys && meter) {
       if (tokens !== undefined) meter.spend(principal.keyId, tokens);
@@ -127,14 +127,14 @@ export class Gate {
     }
     if (tokens !== undefined) {
       const at = new Date().toISOString();
-      const kept = this.keepsDecisions ? delivered.decisions : undefined;
+      const kept = this.keepsDecisions ? delivery.decisions : undefined;
       const entry = {
         entryId: randomUUID(),
-        requestId: delivered.requestId,
+        requestId: delivery.requestId,
         keyId: principal.keyId,
         organization: principal.organization,
         mode: principal.mode,
-        route: delivered.route,
+        route: delivery.route,
         inputTokens: tokens,
         at,
         ...(kept ? { decisions: kept.map((d) => ({ ...d, organization: teacher(this, principal), at })) } : {}),
@@ -145,14 +145,14 @@ export class Gate {
       await ledger?.record(entry).catch((err: unknown) => {
         metrics?.unrecorded();
         log?.error('usage not recorded: answer withheld', {
-          id: delivered.requestId,
+          id: delivery.requestId,
           key: principal.keyId,
           tokens,
           error: String(err),
         });
         throw ERRORS.storeUnavailable('usage cannot be recorded (database away, journal full or its disk refusing)');
       });
-      metrics?.billed(delivered.route, tokens);
+      metrics?.billed(delivery.route, tokens);
     }
     return headers;
   }

@@ -92,7 +92,7 @@ export async function runSweep(plan: Plan, config: Config, progress: (line: stri
         for (const target of targets)
           if (plan.warmup > 0)
             await closedLoop(sender(target, setting.capability, warm), setting.concurrency, { requests: plan.warmup });
-        const measured = new Map<Target, Measured[]>(targets.map((t) => [t, []]));
+        const measured = new Map<Target, Repetition[]>(targets.map((t) => [t, []]));
         for (let r = 0; r < plan.repetitions; r++) {
           const bodies = requests.repetition();
           // Turn about from one repetition to the next, so neither engine always goes first.
@@ -173,7 +173,7 @@ function sender(target: Target, capability: Workload, bodies: (k: number) => Rec
   };
 }
 
-interface Measured extends Measurement {
+interface Repetition extends Measurement {
   slotWaitP50Ms: number | null;
   cpuPercent: number | null;
   rssMiB: number | null;
@@ -184,7 +184,7 @@ async function measure(
   next: ReturnType<typeof sender>,
   concurrency: number,
   plan: Plan,
-): Promise<Measured> {
+): Promise<Repetition> {
   const usage = () => (target.pid === undefined ? undefined : processUsage(target.pid));
   const [cpu0, waits0] = [usage(), await target.slotWaits?.()];
   const m = await closedLoop(next, concurrency, plan.stop);
@@ -198,10 +198,10 @@ async function measure(
   };
 }
 
-function rowOf(setting: Setting, reps: Measured[], perRequest: number | null): Row {
-  const sum = (f: (m: Measured) => number) => reps.reduce((s, m) => s + f(m), 0);
-  const over = (f: (m: Measured) => number) => spread(reps.map(f));
-  const optional = (f: (m: Measured) => number | null) =>
+function rowOf(setting: Setting, reps: Repetition[], perRequest: number | null): Row {
+  const sum = (f: (m: Repetition) => number) => reps.reduce((s, m) => s + f(m), 0);
+  const over = (f: (m: Repetition) => number) => spread(reps.map(f));
+  const optional = (f: (m: Repetition) => number | null) =>
     reps.every((m) => f(m) !== null) ? over((m) => f(m)!) : null;
   const requests = sum((m) => m.requests);
   const decisions = sum((m) => m.decisions);

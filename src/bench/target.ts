@@ -32,7 +32,7 @@ export interface Target {
 }
 
 /** A service opened in this process and served on a loopback port, as `decision-machine serve` serves it. */
-export interface InProcess {
+export interface InProcessService {
   url: string;
   service: Service;
   close(): Promise<void>;
@@ -42,7 +42,7 @@ export interface InProcess {
  * Opens the service of `config` (its port and log level as given: 0 and silent for a bench) behind
  * the HTTP front, with the metrics of `decision-machine serve` (GET /metrics, slot waits).
  */
-export async function serveInProcess(config: Config): Promise<InProcess> {
+export async function serveInProcess(config: Config): Promise<InProcessService> {
   const service = await openService(config);
   const metrics = new Metrics(() => service.engine.stats());
   service.engine.onSlotWait = (seconds) => metrics.slotWait(seconds);

@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { DEFAULTS, loadConfig, type Config } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { parseArgs } from 'node:util';
-import { fitHeads, parseExamples, readLine, type Labelled, type SignatureReport } from '../heads/fit.js';
+import { fitHeads, parseExamples, readLine, type LabelledLine, type SignatureReport } from '../heads/fit.js';
 import { modelSha256 } from '../models/identity.js';
 import { openService } from '../service.js';
 import { withStore, type Store } from '../store/store.js';
@@ -39,7 +39,7 @@ export async function fitCommand(args: string[]): Promise<number> {
     process.stderr.write(`decision-machine fit: cannot read ${file}: ${(err as Error).message}\n`);
     return 2;
   }
-  let examples: Labelled[];
+  let examples: LabelledLine[];
   try {
     examples = parseExamples(content);
   } catch (err) {
@@ -82,7 +82,7 @@ export async function refitCommand(args: string[]): Promise<number> {
 }
 
 /** Loads the model, fits `examples` for `organization` into `store`, prints one row per decision. */
-async function fitAndPrint(store: Store, examples: Labelled[], organization: string): Promise<number> {
+async function fitAndPrint(store: Store, examples: LabelledLine[], organization: string): Promise<number> {
   const config: Config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
   const service = await openService(config);
   try {

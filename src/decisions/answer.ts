@@ -1,7 +1,7 @@
 // answer: an extractive answer span, decoded by the span kernel (only runs of the text's own
 // tokens may be written), or null when the model's "None" is likelier than the best span.
 import type { Engine } from '../engine/engine.js';
-import { charsOf, type Billed } from './billing.js';
+import { charsOf, type BilledBody } from './billing.js';
 import { Prompt } from './prompt.js';
 import { logit, sigmoid } from './distribution.js';
 import { numberIn } from './numbers.js';
@@ -45,7 +45,7 @@ export class Answer {
     this.yesNo = Int32Array.from(['Yes', 'No'], (o) => this.prompt.option(o)[0]!);
   }
 
-  async run(input: AnswerInput, signal?: AbortSignal): Promise<Billed<AnswerOutput>> {
+  async run(input: AnswerInput, signal?: AbortSignal): Promise<BilledBody<AnswerOutput>> {
     const { texts, list: textList } = textsOf(input);
     const questions = [...(input.question !== undefined ? [input.question] : []), ...(input.questions ?? [])];
     if (questions.length === 0) throw ERRORS.invalidRequest('body: provide question or questions');

@@ -1,5 +1,5 @@
 /** A decision's response body plus what the call is billed for (sent as x-input-* headers). */
-export interface Billed<T> {
+export interface BilledBody<T> {
   body: T;
   inputChars: number; // characters of every user-supplied string that reached the model
   inputTokens: number; // prompt tokens the model read: instructions, texts and statements

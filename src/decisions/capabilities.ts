@@ -15,8 +15,8 @@ import { answerApi } from '../api/answer.js';
 import { extractApi } from '../api/extract.js';
 import { entitiesApi } from '../api/entities.js';
 import { verifyApi } from '../api/verify.js';
-import type { Billed } from './billing.js';
-import type { Learned } from './learned.js';
+import type { BilledBody } from './billing.js';
+import type { HeadDecider } from './head-decider.js';
 import type { OptionReadout } from './option-readout.js';
 import { YesNo } from './yes-no.js';
 import { Classify } from './classify.js';
@@ -40,7 +40,7 @@ export const CAPABILITIES = [
 
 /** A decision: a validated request in, the response body and what it is billed for out. */
 export interface Decision<I, O> {
-  run(input: I, signal?: AbortSignal): Promise<Billed<O>>;
+  run(input: I, signal?: AbortSignal): Promise<BilledBody<O>>;
 }
 
 /**
@@ -50,11 +50,11 @@ export interface Decision<I, O> {
  * shipped trained readouts of choices among options and of rate's levels, when fitted on the
  * engine's model.
  */
-export class Opened {
+export class DecisionSet {
   private shared: { yesNo?: YesNo; classify?: Classify; rate?: Rate; extract?: Extract } = {};
   constructor(
     readonly engine: Engine,
-    readonly heads?: Learned,
+    readonly heads?: HeadDecider,
     readonly readout?: OptionReadout,
     readonly rateReadout?: OptionReadout,
   ) {}
@@ -79,13 +79,13 @@ export interface Capability<N extends string, Q extends TSchema, R extends TSche
   method: Camel<N>;
   /** The one validator HTTP and the library share: schema, well-formed Unicode, then `check`. */
   validate: Validator<Static<Q>>;
-  open(opened: Opened): D;
+  open(opened: DecisionSet): D;
   /** This capability opened on `opened`'s engine. */
-  bind(opened: Opened): Bound;
+  bind(opened: DecisionSet): BoundCapability;
 }
 
 /** A capability opened on an engine: its validator and its decision, typed together. */
-export interface Bound<I = unknown, O = unknown> {
+export interface BoundCapability<I = unknown, O = unknown> {
   capability: Capability<string, TSchema, TSchema, unknown>;
   decision: Decision<I, O>;
   validate(body: unknown): I;
@@ -94,7 +94,7 @@ export interface Bound<I = unknown, O = unknown> {
 /** One line of the table: the wire half and how its decision opens. */
 function capability<N extends string, Q extends TSchema, R extends TSchema, D extends Decision<Static<Q>, unknown>>(
   api: CapabilityApi<N, Q, R>,
-  open: (opened: Opened) => D,
+  open: (opened: DecisionSet) => D,
 ): Capability<N, Q, R, D> {
   const method = api.name.replace(/-(.)/g, (_, c: string) => c.toUpperCase()) as Camel<N>;
   const validate = compile(api.request, { check: api.check });
@@ -120,8 +120,8 @@ export type Bodies = {
 };
 
 /** Opens every capability on one engine, in table order. */
-export function openCapabilities(opened: Opened): { decisions: Decisions; bound: Bound[] } {
-  const bound: Bound[] = CAPABILITIES.map((c) => c.bind(opened));
+export function openCapabilities(opened: DecisionSet): { decisions: Decisions; bound: BoundCapability[] } {
+  const bound: BoundCapability[] = CAPABILITIES.map((c) => c.bind(opened));
   const decisions = Object.fromEntries(bound.map((b) => [b.capability.method, b.decision])) as Decisions;
   return { decisions, bound };
 }

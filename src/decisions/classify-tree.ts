@@ -8,10 +8,10 @@
 // its levels are rebuilt from it (tree-paths.ts).
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
-import type { Billed } from './billing.js';
+import type { BilledBody } from './billing.js';
 import type { Classify } from './classify.js';
 import { labelChars, type Label } from './labels.js';
-import type { Learned } from './learned.js';
+import type { HeadDecider } from './head-decider.js';
 import { Similarity } from './similarity.js';
 import { shaped, textsOf } from './texts.js';
 import { childrenOf, treeChars, treeResultOf, type Tree } from './tree-paths.js';
@@ -38,7 +38,7 @@ export class ClassifyTree {
   constructor(
     private readonly engine: Engine,
     private readonly classify: Classify,
-    private readonly heads?: Learned,
+    private readonly heads?: HeadDecider,
   ) {
     this.similarity = new Similarity(engine);
   }
@@ -58,17 +58,17 @@ export class ClassifyTree {
   async run(
     input: ClassifyTreeInput,
     signal?: AbortSignal,
-  ): Promise<Billed<ClassifyTreeResult | { results: ClassifyTreeResult[] }>> {
+  ): Promise<BilledBody<ClassifyTreeResult | { results: ClassifyTreeResult[] }>> {
     const { texts, list } = textsOf(input);
     const heads = new Set<string>();
     const results = await this.engine.session(
       (run) =>
         Promise.all(
           texts.map(async (text) => {
-            const learned = await this.learned(text, input.tree, (jobs) => run.score(jobs));
-            if (learned) {
-              heads.add(learned.head);
-              return learned.result;
+            const byHead = await this.byHead(text, input.tree, (jobs) => run.score(jobs));
+            if (byHead) {
+              heads.add(byHead.head);
+              return byHead.result;
             }
             const levels: TreeLevel[] = [];
             for (let tree: Tree | undefined = input.tree; tree;) {
@@ -111,7 +111,7 @@ export class ClassifyTree {
    * first level carries what it read and cost (the text and every label of the tree) and the
    * levels below it none.
    */
-  private async learned(
+  private async byHead(
     text: string,
     tree: Tree,
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,

@@ -6,14 +6,14 @@
 // figures: docs/performance.md, "Where the decision code's constants come from".
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
-import { charsOf, type Billed } from './billing.js';
+import { charsOf, type BilledBody } from './billing.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { calibrated, LabelPriors } from './label-priors.js';
 import { labelChars, labelList, labelsOf, type Label } from './labels.js';
 import { fnv1a } from './hash.js';
 import { Reading } from './reading.js';
 import { shaped, textsOf } from './texts.js';
-import type { Learned } from './learned.js';
+import type { HeadDecider } from './head-decider.js';
 import { optionsJob, type OptionReadout } from './option-readout.js';
 import type { Static } from '@sinclair/typebox';
 import type { ClassifyRequest, ClassifyResult as ClassifyResultSchema } from '../api/classify.js';
@@ -66,7 +66,7 @@ export interface Cost {
 }
 
 /** How a classification is asked beyond its labels. */
-export interface Asked {
+export interface ClassifyOptions {
   /** The asker's question, read with the labels (System One's instructions). */
   question?: string;
   /** Added to each text's label scores (nats) before deciding. */
@@ -82,7 +82,7 @@ export class Classify {
 
   constructor(
     private readonly engine: Engine,
-    private readonly heads?: Learned,
+    private readonly heads?: HeadDecider,
     private readonly readout?: OptionReadout,
   ) {
     this.reading = new Reading(engine);
@@ -129,7 +129,7 @@ export class Classify {
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
     texts: string[],
     labels: Label[],
-    asked: Asked = {},
+    asked: ClassifyOptions = {},
   ): Promise<{ results: ClassifyResult[]; cost: Cost[] }> {
     const { question, evidence, first: given } = asked;
     const withEvidence = (z: number[], i: number): number[] => (evidence ? z.map((x, k) => x + evidence[i]![k]!) : z);
@@ -236,21 +236,21 @@ export class Classify {
   async run(
     input: ClassifyInput,
     signal?: AbortSignal,
-  ): Promise<Billed<ClassifyResult | { results: ClassifyResult[] }>> {
+  ): Promise<BilledBody<ClassifyResult | { results: ClassifyResult[] }>> {
     const { texts, list } = textsOf(input);
     const labels = labelsOf(input.labels);
     const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);
     const inputChars = charsOf(input.text, input.texts) + labelChars(labels) * texts.length;
-    const learned = await this.heads?.decide({ capability: 'classify', labels }, texts, score);
-    if (learned) {
-      const results = learned.probabilities.map((p) => {
-        const byName = new Map(learned.outcomes.map((name, k) => [name, p[k]!]));
+    const byHead = await this.heads?.decide({ capability: 'classify', labels }, texts, score);
+    if (byHead) {
+      const results = byHead.probabilities.map((p) => {
+        const byName = new Map(byHead.outcomes.map((name, k) => [name, p[k]!]));
         return this.result(
           labels,
           labels.map((l) => byName.get(l.name)!),
         );
       });
-      return { body: shaped(results, list), inputChars, inputTokens: learned.promptTokens, heads: [learned.head] };
+      return { body: shaped(results, list), inputChars, inputTokens: byHead.promptTokens, heads: [byHead.head] };
     }
     const { results, cost } = await this.classified(score, texts, labels);
     return {

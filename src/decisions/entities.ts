@@ -2,7 +2,7 @@
 // spans ("a | b | c") with the span kernel; "None" competes with the first span.
 import type { SpanResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
-import { charsOf, type Billed } from './billing.js';
+import { charsOf, type BilledBody } from './billing.js';
 import { labelChars, labelsOf, type Label } from './labels.js';
 import { Prompt } from './prompt.js';
 import { Source } from './source.js';
@@ -45,7 +45,7 @@ export class Entities {
   async run(
     input: EntitiesInput,
     signal?: AbortSignal,
-  ): Promise<Billed<EntitiesResult | { results: EntitiesResult[] }>> {
+  ): Promise<BilledBody<EntitiesResult | { results: EntitiesResult[] }>> {
     const { texts, list } = textsOf(input);
     const types = labelsOf(input.types);
     const queries = types.map((t) => (t.description ? `${t.name}: ${t.description}` : t.name));

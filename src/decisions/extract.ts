@@ -2,9 +2,9 @@
 // of the text: strings and arrays of strings are copied spans (span kernel), numbers are copied
 // spans read as numbers, booleans and enums are options scored by log-probability. The result is
 // typed by construction: every declared property is present, null when the text does not give it.
-import type { Engine, Round } from '../engine/engine.js';
+import type { Engine, Session } from '../engine/engine.js';
 import type { SpanJob, SpanResult, ScoreJob, ScoreResult } from '../binding.js';
-import { charsOf, type Billed } from './billing.js';
+import { charsOf, type BilledBody } from './billing.js';
 import { argmax, normalise } from './distribution.js';
 import { Prompt } from './prompt.js';
 import { fieldsOf, type Field } from './schema-fields.js';
@@ -80,7 +80,10 @@ export class Extract {
     this.yesNo = ['Yes', 'No'].map((o) => this.prompt.option(o));
   }
 
-  async run(input: ExtractInput, signal?: AbortSignal): Promise<Billed<ExtractResult | { results: ExtractResult[] }>> {
+  async run(
+    input: ExtractInput,
+    signal?: AbortSignal,
+  ): Promise<BilledBody<ExtractResult | { results: ExtractResult[] }>> {
     const { texts, list } = textsOf(input);
     const fields = fieldsOf(input.schema);
     const excerpts = await Promise.all(texts.map((text) => this.read(text, fields)));
@@ -108,7 +111,7 @@ export class Extract {
 
   /** Fills `fields` (from fieldsOf) from one excerpt within a session; `tokens` is what the model read. */
   async fill(
-    run: Round,
+    run: Session,
     excerpt: Excerpt,
     fields: Field[],
   ): Promise<{ data: Record<string, unknown>; tokens: number }> {

@@ -7,13 +7,13 @@
 // instructions), is read after the text.
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
-import { charsOf, type Billed } from './billing.js';
+import { charsOf, type BilledBody } from './billing.js';
 import type { Cost } from './classify.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { Prompt } from './prompt.js';
 import { shaped, textsOf } from './texts.js';
 import { Reader } from './windows.js';
-import type { Learned } from './learned.js';
+import type { HeadDecider } from './head-decider.js';
 import { optionsJob, type OptionReadout } from './option-readout.js';
 import type { Static } from '@sinclair/typebox';
 import type { RateRequest, RateResult as RateResultSchema } from '../api/rate.js';
@@ -35,21 +35,21 @@ export class Rate {
 
   constructor(
     private readonly engine: Engine,
-    private readonly heads?: Learned,
+    private readonly heads?: HeadDecider,
     private readonly readout?: OptionReadout,
   ) {
     this.prompt = new Prompt(engine, SYSTEM);
     this.reader = new Reader(engine);
   }
 
-  async run(input: RateInput, signal?: AbortSignal): Promise<Billed<RateResult | { results: RateResult[] }>> {
+  async run(input: RateInput, signal?: AbortSignal): Promise<BilledBody<RateResult | { results: RateResult[] }>> {
     const { texts, list } = textsOf(input);
     const inputChars = charsOf(input.text, input.texts) + charsOf(input.scale) * texts.length;
     const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);
-    const learned = await this.heads?.decide({ capability: 'rate', scale: input.scale }, texts, score);
-    if (learned) {
-      const results = learned.probabilities.map((p) => rated(input.scale, p));
-      return { body: shaped(results, list), inputChars, inputTokens: learned.promptTokens, heads: [learned.head] };
+    const byHead = await this.heads?.decide({ capability: 'rate', scale: input.scale }, texts, score);
+    if (byHead) {
+      const results = byHead.probabilities.map((p) => rated(input.scale, p));
+      return { body: shaped(results, list), inputChars, inputTokens: byHead.promptTokens, heads: [byHead.head] };
     }
     const { results, cost } = await this.rated(score, texts, input.scale);
     return { body: shaped(results, list), inputChars, inputTokens: cost.reduce((n, c) => n + c.promptTokens, 0) };

@@ -11,13 +11,13 @@
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import type { Content, Question } from '../api/systemone.js';
-import { charsOf, type Billed } from './billing.js';
+import { charsOf, type BilledBody } from './billing.js';
 import type { Classify, ClassifyResult } from './classify.js';
 import type { Label } from './labels.js';
 import type { Rate } from './rate.js';
 import { Reading } from './reading.js';
 import type { Hints, YesNo } from './yes-no.js';
-import type { Definition, Learned, LearnedDecision } from './learned.js';
+import type { Definition, HeadDecider, HeadDecision } from './head-decider.js';
 
 export type SystemOneAnswer =
   | { type: 'noul'; noul: number }
@@ -33,7 +33,7 @@ export type SystemOneAnswer =
 export type Answers = Record<string, SystemOneAnswer>;
 
 /** A question's answers, one per state, and what reading them cost beyond the shared job. */
-interface Answered {
+interface QuestionAnswers {
   id: string;
   answers: SystemOneAnswer[];
   promptTokens: number;
@@ -43,7 +43,7 @@ interface Answered {
 const BARE_NOUL = 'Is this true of the text?';
 
 /** A noul or a choice as the decision it asks: one branch of the shared job and the options it reads. */
-type Asked = { id: string; branch: Int32Array; options: Int32Array[] } & (
+type QuestionBranch = { id: string; branch: Int32Array; options: Int32Array[] } & (
   | { type: 'noul'; question: Question & { type: 'noul' } }
   | { type: 'choice'; question: Question & { type: 'choice' }; labels: Label[]; instructions?: string }
 );
@@ -54,17 +54,21 @@ export class SystemOne {
   constructor(
     private readonly engine: Engine,
     private readonly decisions: { yesNo: YesNo; classify: Classify; rate: Rate },
-    private readonly heads?: Learned,
+    private readonly heads?: HeadDecider,
   ) {
     this.reading = new Reading(engine);
   }
 
   /** The answers for each state, in order: one job per state, all in one engine session. */
-  async run(states: Content[], questions: Record<string, Question>, signal?: AbortSignal): Promise<Billed<Answers[]>> {
+  async run(
+    states: Content[],
+    questions: Record<string, Question>,
+    signal?: AbortSignal,
+  ): Promise<BilledBody<Answers[]>> {
     const texts = states.map(render);
     // A question whose decision has a fitted head is answered by it; the others are read as usual.
-    const learned = await this.learned(questions, texts, (jobs) => this.engine.score(jobs, signal));
-    const open = Object.entries(questions).filter(([id]) => !learned.has(id));
+    const byHeads = await this.byHeads(questions, texts, (jobs) => this.engine.score(jobs, signal));
+    const open = Object.entries(questions).filter(([id]) => !byHeads.has(id));
     const asked = open.flatMap(([id, q]) => (q.type === 'score' ? [] : [this.ask(id, q)]));
     const scores = open.flatMap(([id, q]) => (q.type === 'score' ? [{ id, q }] : []));
     // The union of every question's options; each question keeps the indices of its own.
@@ -101,29 +105,29 @@ export class SystemOne {
       const answered = new Map([...read].map(([id, answers]) => [id, answers[s]!]));
       return Object.fromEntries(
         Object.entries(questions).map(([id, q]) => {
-          const l = learned.get(id);
-          return [id, l ? learnedAnswer(q, l.outcomes, l.probabilities[s]!) : answered.get(id)!];
+          const l = byHeads.get(id);
+          return [id, l ? headAnswer(q, l.outcomes, l.probabilities[s]!) : answered.get(id)!];
         }),
       );
     });
-    const heads = [...new Set([...learned.values()].map((l) => l.head))];
+    const heads = [...new Set([...byHeads.values()].map((l) => l.head))];
     return {
       body,
       inputChars:
         charsOf(texts) +
         open.reduce((n, [, q]) => n + render(q.instructions ?? '').length + criteriaChars(q), 0) * states.length,
-      inputTokens: promptTokens + [...learned.values()].reduce((n, l) => n + l.promptTokens, 0),
+      inputTokens: promptTokens + [...byHeads.values()].reduce((n, l) => n + l.promptTokens, 0),
       ...(heads.length > 0 ? { heads } : {}),
     };
   }
 
   /** The questions a fitted head answers: noul as yes-no, choice as classify, score as rate. */
-  private async learned(
+  private async byHeads(
     questions: Record<string, Question>,
     texts: string[],
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
-  ): Promise<Map<string, LearnedDecision>> {
-    const out = new Map<string, LearnedDecision>();
+  ): Promise<Map<string, HeadDecision>> {
+    const out = new Map<string, HeadDecision>();
     if (!this.heads) return out;
     for (const [id, q] of Object.entries(questions)) {
       const definition = definitionOf(q);
@@ -133,7 +137,7 @@ export class SystemOne {
     return out;
   }
 
-  private ask(id: string, q: Question & { type: 'noul' | 'choice' }): Asked {
+  private ask(id: string, q: Question & { type: 'noul' | 'choice' }): QuestionBranch {
     const { yesNo, classify } = this.decisions;
     const instructions = q.instructions == null ? undefined : render(q.instructions);
     if (q.type === 'noul') {
@@ -159,11 +163,11 @@ export class SystemOne {
 
   /** A question's answer for each state from its first reading's `rows`, as its decision settles it. */
   private async decide(
-    a: Asked,
+    a: QuestionBranch,
     rows: number[][],
     texts: string[],
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
-  ): Promise<Answered> {
+  ): Promise<QuestionAnswers> {
     if (a.type === 'noul') {
       return {
         id: a.id,
@@ -182,7 +186,7 @@ export class SystemOne {
     q: Question & { type: 'score' },
     texts: string[],
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
-  ): Promise<Answered> {
+  ): Promise<QuestionAnswers> {
     const instructions = q.instructions == null ? undefined : render(q.instructions);
     const { results, cost } = await this.decisions.rate.rated(score, texts, q.criteria.map(render), instructions);
     return {
@@ -216,7 +220,7 @@ export function definitionOf(q: Question): Definition | undefined {
 }
 
 /** A question's answer from a head's probabilities over its outcomes (yes-no: [false, true]). */
-function learnedAnswer(q: Question, outcomes: string[], p: number[]): SystemOneAnswer {
+function headAnswer(q: Question, outcomes: string[], p: number[]): SystemOneAnswer {
   if (q.type === 'noul') return { type: 'noul', noul: p[1]! };
   if (q.type === 'choice') {
     const byName = new Map(outcomes.map((name, k) => [name, p[k]!]));

@@ -5,14 +5,14 @@
 // is still the route's own reading.
 import type { ScoreJob, SpanResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
-import { charsOf, type Billed } from './billing.js';
+import { charsOf, type BilledBody } from './billing.js';
 import { calibration, platt } from './distribution.js';
 import { numberIn } from './numbers.js';
 import { Prompt } from './prompt.js';
 import { Source } from './source.js';
 import { Reader } from './windows.js';
 import { shaped, textsOf } from './texts.js';
-import type { Learned } from './learned.js';
+import type { HeadDecider } from './head-decider.js';
 import type { Static } from '@sinclair/typebox';
 import type { VerifyRequest, VerifyResult as VerifyResultSchema } from '../api/verify.js';
 
@@ -34,7 +34,7 @@ export class Verify {
 
   constructor(
     private readonly engine: Engine,
-    private readonly heads?: Learned,
+    private readonly heads?: HeadDecider,
   ) {
     this.prompt = new Prompt(engine, VERIFY_SYSTEM);
     this.reader = new Reader(engine);
@@ -43,7 +43,7 @@ export class Verify {
     this.yesNo = Int32Array.from(['Yes', 'No'], (o) => this.prompt.option(o)[0]!);
   }
 
-  async run(input: VerifyInput, signal?: AbortSignal): Promise<Billed<VerifyResult | { results: VerifyResult[] }>> {
+  async run(input: VerifyInput, signal?: AbortSignal): Promise<BilledBody<VerifyResult | { results: VerifyResult[] }>> {
     const { texts, list } = textsOf(input);
     const field = fieldWords(input.field);
     const value = String(input.value);
@@ -53,7 +53,7 @@ export class Verify {
     // prompt (src/heads/reading.ts); the span job then finds on the prefix it has just read.
     // Given the excerpts (each short enough to be read whole), the head reads what the route reads
     // without ranking a long text's windows a second time.
-    const learned = await this.heads?.decide(
+    const byHead = await this.heads?.decide(
       { capability: 'verify', field: input.field },
       excerpts.map((e) => e.text),
       (jobs: ScoreJob[]) => this.engine.score(jobs, signal),
@@ -61,7 +61,7 @@ export class Verify {
     );
     // One job per text: the find branch copies the field's values; without a head, the check
     // branch (asked on the same prefill) scores Yes against No at its first step.
-    const check = learned ? {} : { firstOptions: this.yesNo, scoredBranches: 1 };
+    const check = byHead ? {} : { firstOptions: this.yesNo, scoredBranches: 1 };
     const how = {
       separator: this.separator,
       none: this.none,
@@ -72,7 +72,7 @@ export class Verify {
     };
     const branches = [
       this.prompt.branch(`Field: ${field}`),
-      ...(learned ? [] : [this.prompt.branch(checkQuestion(field, value))]),
+      ...(byHead ? [] : [this.prompt.branch(checkQuestion(field, value))]),
     ];
     const found = await this.engine.spans(
       sources.map((source) => source.job(this.prompt.prefix(`Text: ${source.text}\n\n`), branches, how)),
@@ -83,7 +83,7 @@ export class Verify {
       const spans = r.spans[0]!;
       const given = spans.length > 0 && r.noneLogprobs[0]! <= spans[0]!.firstLogprob;
       const values = given ? spans.map((s) => source.span(s.start, s.end)?.text).filter((t): t is string => !!t) : [];
-      const probability = learned ? learned.probabilities[i]![1]! : zeroShot(r, values, input.value);
+      const probability = byHead ? byHead.probabilities[i]![1]! : zeroShot(r, values, input.value);
       const matches = probability >= 0.5;
       return { matches, probability, found: [...new Set(values)] };
     });
@@ -92,8 +92,8 @@ export class Verify {
       inputChars:
         charsOf(input.text, input.texts) +
         (charsOf(input.field.name, input.field.description) + value.length) * texts.length,
-      inputTokens: found.reduce((n, r) => n + r.promptTokens, 0) + (learned?.promptTokens ?? 0),
-      ...(learned ? { heads: [learned.head] } : {}),
+      inputTokens: found.reduce((n, r) => n + r.promptTokens, 0) + (byHead?.promptTokens ?? 0),
+      ...(byHead ? { heads: [byHead.head] } : {}),
     };
   }
 }

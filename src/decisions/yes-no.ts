@@ -3,11 +3,11 @@
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
 import { ERRORS } from '../errors.js';
-import { charsOf, type Billed } from './billing.js';
+import { charsOf, type BilledBody } from './billing.js';
 import { calibration, platt } from './distribution.js';
 import { claimLine, Prompt } from './prompt.js';
 import { Reading } from './reading.js';
-import type { Learned } from './learned.js';
+import type { HeadDecider } from './head-decider.js';
 import type { Static } from '@sinclair/typebox';
 import type { YesNoRequest, YesNoResult as YesNoResultSchema } from '../api/yes-no.js';
 
@@ -37,7 +37,7 @@ export class YesNo {
 
   constructor(
     private readonly engine: Engine,
-    private readonly heads?: Learned,
+    private readonly heads?: HeadDecider,
   ) {
     this.reading = new Reading(engine);
     this.withoutText = new Prompt(engine, SYSTEM_NO_TEXT);
@@ -57,7 +57,7 @@ export class YesNo {
     return platt(calibration['yes-no'], Math.log(yes) - Math.log(no));
   }
 
-  async run(input: YesNoInput, signal?: AbortSignal): Promise<Billed<YesNoOutput>> {
+  async run(input: YesNoInput, signal?: AbortSignal): Promise<BilledBody<YesNoOutput>> {
     const texts = [...(input.text !== undefined ? [input.text] : []), ...(input.texts ?? [])];
     const statements = [...(input.statement !== undefined ? [input.statement] : []), ...(input.statements ?? [])];
     if (texts.length === 0 && statements.length === 0) {

@@ -86,7 +86,7 @@ export const REQUEST_CONTEXTS = 2;
 export type SpeakerEmbedder = Pick<NativeSpeakerEncoder, 'dims' | 'embed'>;
 
 /** What a session body runs its rounds with: everything one request does on the model. */
-export interface Round {
+export interface Session {
   score(jobs: ScoreJob[]): Promise<ScoreResult[]>;
   spans(jobs: SpanJob[]): Promise<SpanResult[]>;
   /** Decodes and transcribes one audio file on a slot; bad audio is a 400 (413 when too long), not retried. */
@@ -228,7 +228,7 @@ export class Engine {
     this.speakerEncoder = new this.binding.SpeakerEncoder(await readFile(path));
   }
 
-  /** Transcribes one audio file: a session with a single round (see Round.transcribe). */
+  /** Transcribes one audio file: a session with a single round (see Session.transcribe). */
   transcribe(job: TranscribeJob, signal?: AbortSignal): Promise<TranscribeResult> {
     return this.session((run) => run.transcribe(job), signal);
   }
@@ -258,12 +258,12 @@ export class Engine {
   }
 
   /**
-   * Hands `body` a `Round` runner for everything one request does on the models (classify-tree
+   * Hands `body` a `Session` for everything one request does on the models (classify-tree
    * needs one round per level; a diarized transcription transcribes, then embeds speakers),
    * admitted as above, so `close()` waits for all of it. Jobs of a round run in parallel across
    * slots; each failing job is retried once. Aborting `signal` cancels every job and frees their slots.
    */
-  session<T>(body: (run: Round) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  session<T>(body: (run: Session) => Promise<T>, signal?: AbortSignal): Promise<T> {
     return this.admitted(async () => {
       const running = new Set<number>();
       const cancelAll = () => running.forEach((id) => this.native.cancel(id));
@@ -287,7 +287,7 @@ export class Engine {
         );
       };
       const speakers = this.speakerEncoder;
-      const run: Round = {
+      const run: Session = {
         score: (jobs) => round<ScoreResult>(jobs.map((j) => ({ kind: 'score', ...j }))),
         spans: (jobs) =>
           round<SpanResult>(

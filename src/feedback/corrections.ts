@@ -6,10 +6,10 @@ import { randomBytes } from 'node:crypto';
 import { ERRORS } from '../errors.js';
 import { readLine } from '../heads/fit.js';
 import type { Correction, Store } from '../store/store.js';
-import type { Told } from './refits.js';
+import type { CorrectionNotice } from './refits.js';
 
 /** What a stored correction answers (202). */
-export interface Corrected {
+export interface CorrectionReceipt {
   object: 'correction';
   id: string;
   /** The corrected decision's id, null for a fit line sent whole. */
@@ -25,7 +25,7 @@ export interface CorrectionsOptions {
   /** How long a decision may be corrected, ms (DM_FEEDBACK_RETENTION). */
   retentionMs: number;
   /** Told of every stored correction (the refits, src/feedback/refits.ts). */
-  onCorrection?: (told: Told) => void;
+  onCorrection?: (notice: CorrectionNotice) => void;
 }
 
 export class Corrections {
@@ -35,7 +35,7 @@ export class Corrections {
   ) {}
 
   /** Checks and stores one correction for `organization`; throws the 400 or 404 it deserves. */
-  async correct(body: unknown, organization: string): Promise<Corrected> {
+  async correct(body: unknown, organization: string): Promise<CorrectionReceipt> {
     if (body === null || typeof body !== 'object' || Array.isArray(body))
       throw invalid('body: a JSON object, {"id", "expect"} or a fit line {"cap", "req", "expect"}');
     const fields = body as Record<string, unknown>;

@@ -23,7 +23,7 @@ export interface DecisionDraft {
  * given, are the ids the reply names instead (System One: one per state, its questions kept as
  * `<id>/<question id>`).
  */
-export interface Correctable {
+export interface AnswerDrafts {
   drafts: DecisionDraft[];
   list: boolean;
   ids?: string[];
@@ -48,7 +48,7 @@ export const newDecisionId = (): string => `dec_${randomBytes(12).toString('hex'
  * x-decision-head values (the first one decided). Empty for a capability no head can learn, and
  * for a yes-no without both a text and a statement (a statement alone decides nothing of a text).
  */
-export function draftsOf(capability: string, input: Req, body: unknown, heads?: string[]): Correctable | undefined {
+export function draftsOf(capability: string, input: Req, body: unknown, heads?: string[]): AnswerDrafts | undefined {
   if (!(HEAD_CAPABILITIES as readonly string[]).includes(capability)) return undefined;
   const results = flatResults(body);
   const reqs = singleRequests(capability, input);
@@ -82,7 +82,7 @@ function singleRequests(capability: string, input: Req): Req[] {
 }
 
 /** The header a reply carries its ids in: one result's x-decision-id, a batch's x-decision-ids. */
-export function decisionHeaders({ drafts, list, ids = drafts.map((d) => d.id) }: Correctable): Record<string, string> {
+export function decisionHeaders({ drafts, list, ids = drafts.map((d) => d.id) }: AnswerDrafts): Record<string, string> {
   return list ? { 'x-decision-ids': ids.join(',') } : { 'x-decision-id': ids[0]! };
 }
 
@@ -97,7 +97,7 @@ export function systemOneDrafts(
   questions: Record<string, Question>,
   answers: Answers[],
   list: boolean,
-): Correctable | undefined {
+): AnswerDrafts | undefined {
   const ids = states.map(() => newDecisionId());
   const drafts = states.map(render).flatMap((text, s) =>
     Object.entries(questions).flatMap(([qid, q]) => {

@@ -3,20 +3,20 @@
 // only fits. Read on the engine's background slots (Engine.background): never a request's slot.
 // A reading is bound to the model and the reading version that made it; a refit reads again
 // the corrections whose reading is another's (or missing: a kill -9 between store and read).
-import { Opened, CAPABILITIES } from '../decisions/capabilities.js';
+import { DecisionSet, CAPABILITIES } from '../decisions/capabilities.js';
 import { READING_VERSION } from '../decisions/reading.js';
 import type { Engine } from '../engine/engine.js';
-import { readExamples, routeOutcome, type Labelled } from '../heads/fit.js';
+import { readExamples, routeOutcome, type LabelledLine } from '../heads/fit.js';
 import { HeadReader } from '../heads/reading.js';
 import type { CorrectionReading } from '../store/store.js';
 
 export class Readings {
   private readonly reader: HeadReader;
-  private readonly route: Opened;
+  private readonly route: DecisionSet;
 
   constructor(private readonly engine: Engine) {
     this.reader = new HeadReader(engine);
-    this.route = new Opened(engine); // the decisions as shipped: no heads
+    this.route = new DecisionSet(engine); // the decisions as shipped: no heads
   }
 
   /** What a reading made now is bound to: the model's SHA-256 and the reading's version. */
@@ -28,7 +28,7 @@ export class Readings {
    * Reads one corrected example. `routeAnswer`: what the shipped decision answered it (a kept
    * decision no head made), in expect's form; without it the route is asked.
    */
-  read(example: Labelled, model: string, routeAnswer?: Record<string, unknown>): Promise<CorrectionReading> {
+  read(example: LabelledLine, model: string, routeAnswer?: Record<string, unknown>): Promise<CorrectionReading> {
     return this.engine.background(async () => {
       const [read] = await readExamples(this.reader, [example], (jobs) => this.engine.score(jobs));
       const answered = routeAnswer ?? (await this.ask(example));
@@ -41,7 +41,7 @@ export class Readings {
     });
   }
 
-  private async ask(example: Labelled): Promise<unknown> {
+  private async ask(example: LabelledLine): Promise<unknown> {
     const capability = CAPABILITIES.find((c) => c.name === example.sig.definition.capability)!;
     return (await capability.bind(this.route).decision.run(example.req)).body;
   }

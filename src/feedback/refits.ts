@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Engine } from '../engine/engine.js';
 import type { Heads } from '../heads/heads.js';
-import { fitSignature, readLine, type Labelled, type SignatureReport } from '../heads/fit.js';
+import { fitSignature, readLine, type LabelledLine, type SignatureReport } from '../heads/fit.js';
 import { headId } from '../heads/signature.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -38,9 +38,9 @@ export interface RefitsOptions {
 }
 
 /** A stored correction as the refits are told of it. */
-export interface Told {
+export interface CorrectionNotice {
   organization: string;
-  example: Labelled;
+  example: LabelledLine;
   /** The correction's id: its reading is kept under it. */
   id: string;
   /** What the shipped decision answered, when it made the corrected decision (no head did). */
@@ -68,19 +68,19 @@ export class Refits {
   }
 
   /** Told of each stored correction: reads it, then refits its decision when a refit is due. */
-  corrected(told: Told): void {
+  corrected(notice: CorrectionNotice): void {
     if (this.closed) return;
     this.queue = this.queue
-      .then(() => this.keepReading(told))
+      .then(() => this.keepReading(notice))
       .catch((err: unknown) =>
-        this.options.log?.error('correction not read yet (its refit reads it)', { id: told.id, error: String(err) }),
+        this.options.log?.error('correction not read yet (its refit reads it)', { id: notice.id, error: String(err) }),
       )
       .then(() => {
-        if (this.due(told)) void this.refit(told.organization, told.example.sig.id);
+        if (this.due(notice)) void this.refit(notice.organization, notice.example.sig.id);
       });
   }
 
-  private due({ organization, example, count }: Told): boolean {
+  private due({ organization, example, count }: CorrectionNotice): boolean {
     const key = `${organization}\n${example.sig.id}`;
     const head = this.options.heads?.find(example.sig, organization);
     const own = head && head.organization === organization ? head.examples : 0;
@@ -89,7 +89,7 @@ export class Refits {
     return due && !this.closed;
   }
 
-  private async keepReading({ id, example, routeAnswer }: Told): Promise<void> {
+  private async keepReading({ id, example, routeAnswer }: CorrectionNotice): Promise<void> {
     const reading = await this.readings.read(example, await this.options.model(), routeAnswer);
     await this.options.store.saveReading(id, reading);
   }
@@ -113,7 +113,7 @@ export class Refits {
   }
 
   /** Each correction's reading: the kept one when this model and reading made it, else read now and kept. */
-  private async readAll(corrections: Correction[], examples: Labelled[], model: string) {
+  private async readAll(corrections: Correction[], examples: LabelledLine[], model: string) {
     const bound = Readings.bound(model);
     const out = [];
     for (const [i, c] of corrections.entries()) {
@@ -176,7 +176,7 @@ export class Refits {
 }
 
 /** Whether every outcome of the decision has PER_OUTCOME corrections. */
-function everyOutcome(examples: Labelled[]): boolean {
+function everyOutcome(examples: LabelledLine[]): boolean {
   const counts = new Array<number>(examples[0]!.sig.outcomes.length).fill(0);
   for (const e of examples) counts[e.outcome]!++;
   return counts.every((n) => n >= PER_OUTCOME);

@@ -1,16 +1,16 @@
-// Heads as the decisions apply them (the decisions' Learned): a request whose signature has a head
+// Heads as the decisions apply them (the decisions' HeadDecider): a request whose signature has a head
 // is read the head's way (src/heads/reading.ts) and decided by it; the response keeps its shape and
 // names the head.
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine } from '../engine/engine.js';
-import type { Definition, Learned } from '../decisions/learned.js';
+import type { Definition, HeadDecider } from '../decisions/head-decider.js';
 import type { Heads } from './heads.js';
 import { normalise } from '../decisions/distribution.js';
 import { headScores } from './logistic.js';
 import { HeadReader } from './reading.js';
 import { signatureOf } from './signature.js';
 
-export class HeadDecisions implements Learned {
+export class StoreHeadDecider implements HeadDecider {
   private readonly reader: HeadReader;
 
   constructor(

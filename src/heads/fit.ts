@@ -11,7 +11,7 @@
 // stored unless the whole file is valid.
 import type { Engine } from '../engine/engine.js';
 import type { ScoreJob, ScoreResult } from '../binding.js';
-import { CAPABILITIES, Opened } from '../decisions/capabilities.js';
+import { CAPABILITIES, DecisionSet } from '../decisions/capabilities.js';
 import { labelsOf } from '../decisions/labels.js';
 import { ERRORS } from '../errors.js';
 import { Progress } from '../models/progress.js';
@@ -36,7 +36,7 @@ import {
 import { childrenOf, type Tree } from '../decisions/tree-paths.js';
 
 /** One labelled text of the file. */
-export interface Labelled {
+export interface LabelledLine {
   line: number;
   sig: Signature;
   text: string;
@@ -88,8 +88,8 @@ const ROUTE_SECONDS = 60;
 const ROUTE_MAX = 64; // examples the route is asked at most, per signature
 
 /** Parses the file; throws a ServiceError naming the first bad line. */
-export function parseExamples(content: string): Labelled[] {
-  const out: Labelled[] = [];
+export function parseExamples(content: string): LabelledLine[] {
+  const out: LabelledLine[] = [];
   const lines = content.split('\n');
   lines.forEach((raw, i) => {
     if (raw.trim() === '') return;
@@ -99,7 +99,7 @@ export function parseExamples(content: string): Labelled[] {
   return out;
 }
 
-function parseLine(raw: string, line: number): Labelled {
+function parseLine(raw: string, line: number): LabelledLine {
   let item: unknown;
   try {
     item = JSON.parse(raw);
@@ -113,7 +113,7 @@ function parseLine(raw: string, line: number): Labelled {
  * One fit line, parsed ({cap, req, expect}); throws a ServiceError whose message names the field,
  * after `where` (a file's line number; nothing for a correction sent over HTTP).
  */
-export function readLine(value: unknown, line = 1, where = ''): Labelled {
+export function readLine(value: unknown, line = 1, where = ''): LabelledLine {
   const bad = (msg: string) => ERRORS.invalidRequest(`${where}${msg}`);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw bad('not a JSON object');
   const item = value as { cap?: unknown; req?: unknown; expect?: Record<string, unknown> };
@@ -182,11 +182,11 @@ function treePath(tree: Tree, path: unknown, bad: (msg: string) => Error): strin
 }
 
 /** Reads, fits and (with a store) stores one head per signature of `examples`. */
-export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOptions): Promise<SignatureReport[]> {
-  const groups = new Map<string, Labelled[]>();
+export async function fitHeads(engine: Engine, examples: LabelledLine[], opts: FitOptions): Promise<SignatureReport[]> {
+  const groups = new Map<string, LabelledLine[]>();
   for (const e of examples) groups.set(e.sig.id, [...(groups.get(e.sig.id) ?? []), e]);
   const reader = new HeadReader(engine);
-  const route = new Opened(engine); // the decisions as shipped: no heads
+  const route = new DecisionSet(engine); // the decisions as shipped: no heads
   const progress = opts.progress && new Progress('reading', examples.length, opts.progress, 'none', 'items');
   let done = 0;
   const reports: SignatureReport[] = [];
@@ -212,14 +212,14 @@ export async function fitHeads(engine: Engine, examples: Labelled[], opts: FitOp
 }
 
 /** Whether a signature's examples are enough to fit a head on: MIN_EXAMPLES, of 2 outcomes at least. */
-function fittable(group: Labelled[]): boolean {
+function fittable(group: LabelledLine[]): boolean {
   return group.length >= MIN_EXAMPLES && new Set(group.map((e) => e.outcome)).size >= 2;
 }
 
 /** Each example of one signature read as its head reads it, CHUNK texts per job round. */
 export async function readExamples(
   reader: HeadReader,
-  group: Labelled[],
+  group: LabelledLine[],
   score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
   onRead?: (n: number) => void,
 ): Promise<Example[]> {
@@ -252,7 +252,7 @@ export interface RouteCheck {
  * the route (`check` is handed each example's cross-validated choice), and stores it if it wins.
  */
 export async function fitSignature(
-  group: Labelled[],
+  group: LabelledLine[],
   read: Example[],
   check: (predictions: number[]) => Promise<RouteCheck | undefined>,
   opts: FitOptions,
@@ -334,8 +334,8 @@ export async function fitSignature(
  * the head's cross-validated choices (`predictions`, in `group`'s order) got right.
  */
 async function againstRoute(
-  route: Opened,
-  group: Labelled[],
+  route: DecisionSet,
+  group: LabelledLine[],
   predictions: number[],
   seed: number,
   seconds: number,

@@ -4,7 +4,7 @@
 // for a hundred examples that would otherwise hold the event loop, and with it every request.
 import { Worker } from 'node:worker_threads';
 import { argmax } from '../decisions/distribution.js';
-import { fit, predict, Projected, type Example, type HeadParams } from './logistic.js';
+import { fit, predict, Projection, type Example, type HeadParams } from './logistic.js';
 import { shuffleInPlace, uniform } from './random.js';
 
 const STRENGTHS = [Infinity, 0.1, 0.01, 0.001];
@@ -12,7 +12,7 @@ const STRENGTHS = [Infinity, 0.1, 0.01, 0.001];
 export const BACKGROUND_NICE = 14;
 
 /** The chosen penalty (null: the zero-shot reading kept) and its cross-validated figures. */
-export interface Chosen {
+export interface PenaltyChoice {
   strength: number | null;
   accuracy: number;
   zeroShot: number;
@@ -22,13 +22,13 @@ export interface Chosen {
 }
 
 /** What `learn` comes to: the choice, and the head on every example when a penalty was chosen. */
-export interface Learned {
-  chosen: Chosen;
+export interface HeadFit {
+  chosen: PenaltyChoice;
   params: HeadParams | null;
 }
 
 /** Chooses and fits on a worker thread (learn-worker.ts); the examples are copied to it. */
-export function learn(examples: Example[], outcomes: number, folds: number, seed: number): Promise<Learned> {
+export function learn(examples: Example[], outcomes: number, folds: number, seed: number): Promise<HeadFit> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./learn-worker.js', import.meta.url), {
       workerData: { examples, outcomes, folds, seed },
@@ -40,10 +40,10 @@ export function learn(examples: Example[], outcomes: number, folds: number, seed
 }
 
 /** What the worker runs: `choose`, then the head on every example with the chosen penalty. */
-export function learnHere(examples: Example[], outcomes: number, folds: number, seed: number): Learned {
+export function learnHere(examples: Example[], outcomes: number, folds: number, seed: number): HeadFit {
   const chosen = choose(examples, outcomes, folds, seed);
   if (chosen.strength === null) return { chosen, params: null };
-  const projected = new Projected(examples, seed);
+  const projected = new Projection(examples, seed);
   const all = examples.map((_, i) => i);
   return { chosen, params: projected.params(fit(projected, all, outcomes, chosen.strength), outcomes) };
 }
@@ -52,7 +52,7 @@ export function learnHere(examples: Example[], outcomes: number, folds: number, 
  * The penalty strength with the best stratified k-fold accuracy, or null when none beats the
  * zero-shot reading (ties go to the stronger penalty, then to the zero-shot reading).
  */
-export function choose(examples: Example[], outcomes: number, folds: number, seed: number): Chosen {
+export function choose(examples: Example[], outcomes: number, folds: number, seed: number): PenaltyChoice {
   const zeroShot = mean(examples.map((e) => (argmax(e.base) === e.label ? 1 : 0)));
   const fold = stratifiedFolds(
     examples.map((e) => e.label),
@@ -60,7 +60,7 @@ export function choose(examples: Example[], outcomes: number, folds: number, see
     seed,
   );
   const k = Math.max(...fold) + 1;
-  const p = new Projected(examples, seed);
+  const p = new Projection(examples, seed);
   let best = { strength: null as number | null, accuracy: zeroShot, predictions: examples.map((e) => argmax(e.base)) };
   if (k < 2) return { ...best, zeroShot, folds: k };
   for (const strength of STRENGTHS) {

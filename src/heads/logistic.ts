@@ -48,7 +48,7 @@ const RANK = 128;
  * principal components: `features` (n x rank) are the examples' coordinates, `basis` (dim x rank,
  * orthonormal columns) maps a standardised hidden state to them.
  */
-export class Projected {
+export class Projection {
   readonly mean: Float32Array;
   readonly scale: Float32Array;
   readonly basis: Float64Array;
@@ -109,7 +109,7 @@ export class Projected {
   }
 
   /** Weights over the components (outcomes x rank) as the head's weights over the hidden state. */
-  params(fitted: Fitted, outcomes: number): HeadParams {
+  params(fitted: FittedWeights, outcomes: number): HeadParams {
     const { dim: d, rank: r } = this;
     const weights = new Float32Array(outcomes * d);
     for (let k = 0; k < outcomes; k++)
@@ -122,7 +122,7 @@ export class Projected {
   }
 }
 
-export interface Fitted {
+export interface FittedWeights {
   weights: Float64Array; // outcomes x rank
   bias: Float64Array;
 }
@@ -132,7 +132,7 @@ export interface Fitted {
  * strength x the largest eigenvalue of the rows' covariance; Infinity fits the bias alone).
  * Nesterov-accelerated gradient descent, a fixed number of steps.
  */
-export function fit(p: Projected, rows: number[], outcomes: number, strength: number, steps = 300): Fitted {
+export function fit(p: Projection, rows: number[], outcomes: number, strength: number, steps = 300): FittedWeights {
   const r = p.rank;
   const K = outcomes;
   const m = rows.length;
@@ -180,7 +180,7 @@ export function fit(p: Projected, rows: number[], outcomes: number, strength: nu
 }
 
 /** The outcomes the fitted head picks for the examples `rows` of `p`. */
-export function predict(p: Projected, fitted: Fitted, rows: number[]): number[] {
+export function predict(p: Projection, fitted: FittedWeights, rows: number[]): number[] {
   const r = p.rank;
   return rows.map((i) => {
     const z = p.examples[i]!.base.map((v, k) => {
@@ -193,7 +193,7 @@ export function predict(p: Projected, fitted: Fitted, rows: number[]): number[] 
 }
 
 /** The largest eigenvalue of the covariance of the rows' features (power iteration). */
-function largestEigenvalue(p: Projected, rows: number[]): number {
+function largestEigenvalue(p: Projection, rows: number[]): number {
   const r = p.rank;
   let v = new Float64Array(r).fill(1 / Math.sqrt(r));
   let value = 0;

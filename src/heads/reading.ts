@@ -25,7 +25,7 @@ const WORDS: Record<string, string[]> = { false: ['No', 'no'], true: ['Yes', 'ye
 export const LAYERS = [-1];
 
 /** The decisions that read the text's shared reading (rate and verify read prompts of their own). */
-type Shared = Exclude<Definition, { capability: 'verify' | 'rate' }>;
+type SharedReadingDefinition = Exclude<Definition, { capability: 'verify' | 'rate' }>;
 
 /** What a head reads of one text. */
 export interface Reading {
@@ -110,13 +110,13 @@ export class HeadReader {
   }
 
   /** The text as the decision reads it: yes-no's focused on its statement, the others' a sample. */
-  private prefix(d: Shared, text: string): Promise<Int32Array> | Int32Array {
+  private prefix(d: SharedReadingDefinition, text: string): Promise<Int32Array> | Int32Array {
     if (d.capability !== 'yes-no') return this.reading.prefix(text);
     return this.reading.reader.focus(text, [d.statement]).then((excerpt) => this.reading.prefix(text, excerpt));
   }
 
   /** The decision's own branch after the text. */
-  private branch(d: Shared): Int32Array {
+  private branch(d: SharedReadingDefinition): Int32Array {
     if (d.capability === 'yes-no') return this.yesNo.branch(d.statement, d);
     if (d.capability === 'classify') return this.classify.branch(d.labels);
     return this.classify.branch(treeLabels(d.tree));

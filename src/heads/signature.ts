@@ -5,10 +5,10 @@
 // signature; so is a tree whose labels are listed in another order at any level.
 import { createHash } from 'node:crypto';
 import type { Label } from '../decisions/labels.js';
-import type { Definition } from '../decisions/learned.js';
+import type { Definition } from '../decisions/head-decider.js';
 import { canonicalTree, leafPaths, type Tree } from '../decisions/tree-paths.js';
 
-export type { Definition } from '../decisions/learned.js';
+export type { Definition } from '../decisions/head-decider.js';
 export const HEAD_CAPABILITIES = ['yes-no', 'classify', 'classify-tree', 'rate', 'verify'] as const;
 
 export interface Signature {
@@ -86,7 +86,7 @@ export function verifySignature(name: string, description?: string): Signature {
   ]);
 }
 
-/** The signature of a decision's definition (as decisions state it to Learned). */
+/** The signature of a decision's definition (as decisions state it to their HeadDecider). */
 export function signatureOf(d: Definition): Signature {
   if (d.capability === 'yes-no') return yesNoSignature(d.statement, d.when_true, d.when_false);
   if (d.capability === 'classify') return classifySignature(d.labels);

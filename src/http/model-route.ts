@@ -6,7 +6,7 @@
 import type { Engine } from '../engine/engine.js';
 import type { ServiceError } from '../errors.js';
 import type { ApiReply, ApiRequest, Billing, Route } from './types.js';
-import type { Correctable } from '../feedback/kept.js';
+import type { AnswerDrafts } from '../feedback/kept.js';
 import { countItems } from './json.js';
 import { withDeadline } from './deadline.js';
 
@@ -19,7 +19,7 @@ export interface ModelReply {
   /** The model's own time, ms, when the work measures it (audio); else the admitted time is sent. */
   inferenceMs?: number;
   /** The decisions made that may be corrected (src/feedback/kept.ts). */
-  decisions?: Correctable;
+  decisions?: AnswerDrafts;
 }
 
 export interface ModelRouteSpec<I> {

@@ -3,7 +3,7 @@
 // (src/decisions/capabilities.ts), validated with its validators and documented from its schemas.
 import type { Engine } from '../engine/engine.js';
 import { streamOf, type Chat } from '../decisions/chat.js';
-import type { Bound, Decisions } from '../decisions/capabilities.js';
+import type { BoundCapability, Decisions } from '../decisions/capabilities.js';
 import type { Transcription } from '../audio/transcription.js';
 import type { Heads } from '../heads/heads.js';
 import { audioRoutes } from './audio.js';
@@ -32,7 +32,7 @@ export type Service = Decisions & {
   version: string;
   engine: Engine;
   /** The capability table opened on `engine`, in order. */
-  capabilities: Bound[];
+  capabilities: BoundCapability[];
   chat: Chat;
   /** The System One routes' decisions (noul, choice, score questions). */
   systemOne: SystemOne;
@@ -187,7 +187,7 @@ function decodePath(segment: string): string {
  * A capability endpoint: JSON in, typed result out, validated by the capability's own validator
  * (the library's too). Each item of texts, statements or questions counts one request.
  */
-function decision<I, O>(c: Bound<I, O>, engine: Engine): Route {
+function decision<I, O>(c: BoundCapability<I, O>, engine: Engine): Route {
   return modelRoute(engine, {
     path: `${CAPABILITY_PREFIX}/${c.capability.name}`,
     cost: itemsOf('texts', 'statements', 'questions'),

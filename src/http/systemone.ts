@@ -11,9 +11,9 @@ import {
   SystemOneRequest,
   IMAGES_UNSUPPORTED,
 } from '../api/systemone.js';
-import { SYSTEM_ONE_DIALECT, ValidationFailed, systemOneError } from '../api/systemone-errors.js';
+import { SYSTEM_ONE_DIALECT, ValidationError, systemOneError } from '../api/systemone-errors.js';
 import { compile } from '../api/validate.js';
-import type { Billed } from '../decisions/billing.js';
+import type { BilledBody } from '../decisions/billing.js';
 import type { SystemOne } from '../decisions/systemone.js';
 import { MODEL_ID, SYSTEM_ONE_MODELS } from '../api/models.js';
 import { parseJson } from './json.js';
@@ -54,13 +54,13 @@ export function systemOneRoutes(systemOne: SystemOne, engine: Engine): Route[] {
 function body(req: ApiRequest): unknown {
   // typesafe-sdk sends images as multipart/form-data parts.
   if ((req.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/')) {
-    throw new ValidationFailed([{ loc: ['body'], msg: IMAGES_UNSUPPORTED, type: 'value_error' }]);
+    throw new ValidationError([{ loc: ['body'], msg: IMAGES_UNSUPPORTED, type: 'value_error' }]);
   }
   try {
     return parseJson(req);
   } catch (err) {
     if (err instanceof ServiceError)
-      throw new ValidationFailed([{ loc: ['body'], msg: err.message.replace(/^body: /, ''), type: 'json_invalid' }]);
+      throw new ValidationError([{ loc: ['body'], msg: err.message.replace(/^body: /, ''), type: 'json_invalid' }]);
     throw err;
   }
 }
@@ -76,7 +76,7 @@ function usage(inputTokens: number) {
   return { input_tokens: inputTokens, output_tokens: 0 };
 }
 
-function reply(body: unknown, out: Billed<unknown>): ModelReply {
+function reply(body: unknown, out: BilledBody<unknown>): ModelReply {
   return {
     body,
     billing: { inputChars: out.inputChars, inputTokens: out.inputTokens },

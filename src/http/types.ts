@@ -1,6 +1,6 @@
 // Transport-neutral request and reply: handlers never see uWebSockets.js.
 import type { ServiceError } from '../errors.js';
-import type { Correctable } from '../feedback/kept.js';
+import type { AnswerDrafts } from '../feedback/kept.js';
 
 export interface ApiRequest {
   method: string;
@@ -35,7 +35,7 @@ export interface ApiReply {
   /** The model work's time on the server, ms: written as x-inference-ms. */
   inferenceMs?: number;
   /** The decisions this answer made that may be corrected: kept with its usage row by the gate. */
-  decisions?: Correctable;
+  decisions?: AnswerDrafts;
 }
 
 export type Handler = (req: ApiRequest) => Promise<ApiReply>;

@@ -37,7 +37,7 @@ export interface Batch {
   end: number;
 }
 
-interface Waiting {
+interface Waiter {
   line: Buffer;
   resolve: () => void;
   reject: (err: Error) => void;
@@ -52,7 +52,7 @@ export class Journal {
   private size = 0; // bytes of our file on disk, every one in a complete, synced line
   private readonly cursors = new Map<string, number>(); // file -> delivered up to this offset
   private readonly adopted: string[] = []; // dead processes' files, oldest first, then ours
-  private waiting: Waiting[] = [];
+  private waiting: Waiter[] = [];
   private writing = false;
   private lock: Promise<unknown> = Promise.resolve();
   private refusedAt = -Infinity; // performance.now() of the last write that failed

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { routes } from '../../src/http/routes.js';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { issueKey, mintKey } from '../../src/auth/keys.js';
 import type { KeyChecker } from '../../src/auth/checker.js';
 import { ERRORS } from '../../src/errors.js';
@@ -62,7 +62,7 @@ for (const [store, databaseUrl] of [
       t.teardown(server.close);
       const creds = await credentials(server);
       // Every route the service serves, from the same function the server was built with.
-      const all = routes(decisions(server.engine), server.access.gate);
+      const all = routes(serviceOf(server.engine), server.access.gate);
       const checker = server.access.gate.options.keys as KeyChecker | undefined;
       let cases = 0;
       const mismatches: string[] = [];

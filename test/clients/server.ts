@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine } from '../../src/engine/engine.js';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { routes } from '../../src/http/routes.js';
 import { serve } from '../../src/http/uws.js';
 import { createLogger } from '../../src/log.js';
@@ -31,7 +31,7 @@ export async function startModelServer(overrides: Partial<Config> = {}): Promise
   );
   const engine = await Engine.open({ ...SMALL, queue: 8, contextSize: 6144, modelPath: await testModelPath() });
   const access = await openAccess(config, () => engine.stats(), log);
-  const server = await serve(routes(decisions(engine), access.gate), {
+  const server = await serve(routes(serviceOf(engine), access.gate), {
     host: '127.0.0.1',
     port: 0,
     maxBodyBytes: config.maxBodyBytes,

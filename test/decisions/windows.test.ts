@@ -2,7 +2,7 @@
 // span answers on a windowed text point into the original text.
 import t from 'tap';
 import { Engine } from '../../src/engine/engine.js';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { Excerpt, Reader, READ_CHARS, WHOLE_TEXT_CHARS, windowsOf } from '../../src/decisions/windows.js';
 import { fakeBinding } from '../helpers/fake-binding.js';
 import { SMALL } from '../helpers/server.js';
@@ -60,7 +60,7 @@ t.test('short texts are read whole; long ones down to the read budget, best wind
 });
 
 t.test('an answer from a windowed text carries offsets into the original text', async (t) => {
-  const s = decisions(engine);
+  const s = serviceOf(engine);
   const text = `${filler(12000)} Zebra quizzes vex wizard jazz kings. ${filler(6000)}`;
   const out = await s.answer.run({ text, question: 'Zebra quizzes vex wizard jazz kings?' });
   const r = out.body as { answer: string; start: number; end: number };

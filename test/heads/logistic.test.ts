@@ -3,7 +3,7 @@
 import t from 'tap';
 import { choose } from '../../src/heads/learn.js';
 import { argmax } from '../../src/decisions/distribution.js';
-import { fit, headScores, Projected, type Example } from '../../src/heads/logistic.js';
+import { fit, headScores, Projection, type Example } from '../../src/heads/logistic.js';
 import { decodeParams, encodeParams } from '../../src/heads/heads.js';
 import { uniform } from '../../src/heads/random.js';
 
@@ -35,7 +35,7 @@ const flat = (k: number) => () => Array.from({ length: k }, () => Math.log(1 / k
 t.test('a head learns outcomes the zero-shot reading cannot tell apart', async (t) => {
   const train = readings(80, 4, 32, true, flat(4), 1);
   const test = readings(80, 4, 32, true, flat(4), 2);
-  const p = new Projected(train);
+  const p = new Projection(train);
   const params = p.params(
     fit(
       p,
@@ -54,7 +54,7 @@ t.test('a head learns outcomes the zero-shot reading cannot tell apart', async (
 
 t.test('with no weights a head decides as the zero-shot reading', async (t) => {
   const train = readings(40, 2, 16, false, (l) => (l === 1 ? [-2, -0.1] : [-0.1, -2]), 3);
-  const p = new Projected(train);
+  const p = new Projection(train);
   const params = p.params(
     fit(
       p,

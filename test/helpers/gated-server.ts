@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine } from '../../src/engine/engine.js';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { routes } from '../../src/http/routes.js';
 import { serve } from '../../src/http/uws.js';
 import { Probes } from '../../src/http/probes.js';
@@ -44,7 +44,7 @@ export async function startGatedServer(
     model: async () => 'f'.repeat(64),
     retentionDays: config.feedbackRetentionDays,
   });
-  const server = await serve([...probes.routes(), ...routes(decisions(e), access.gate, feedback).map(probes.tracked)], {
+  const server = await serve([...probes.routes(), ...routes(serviceOf(e), access.gate, feedback).map(probes.tracked)], {
     host: '127.0.0.1',
     port: 0,
     maxBodyBytes: config.maxBodyBytes,

@@ -1,7 +1,7 @@
 // Starts the real HTTP stack on a free loopback port over a given engine.
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import type { NativeBinding } from '../../src/binding.js';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { routes } from '../../src/http/routes.js';
 import { serve } from '../../src/http/uws.js';
 import { createLogger } from '../../src/log.js';
@@ -27,7 +27,7 @@ export async function startServer(
   maxBodyBytes = 64 * 1024,
 ): Promise<TestServer> {
   const engine = await Engine.open({ ...SMALL, ...options }, binding);
-  const service = decisions(engine);
+  const service = serviceOf(engine);
   const server = await serve(routes(service), {
     host: '127.0.0.1',
     port: 0,

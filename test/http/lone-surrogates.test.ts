@@ -3,7 +3,7 @@
 // One's FastAPI `detail[]` (loc with array indices as numbers).
 import t from 'tap';
 import { SPEC_DIALECT, findIllFormed } from '../../src/api/validate.js';
-import { SYSTEM_ONE_DIALECT, ValidationFailed } from '../../src/api/systemone-errors.js';
+import { SYSTEM_ONE_DIALECT, ValidationError } from '../../src/api/systemone-errors.js';
 
 const lone = 'x\ud800';
 const noul = { q: { type: 'noul', instructions: 'is it?' } };
@@ -28,7 +28,7 @@ t.test("the spec's dialect: `path: contains` or `path: a key contains`", async (
 
 t.test("System One's dialect: a string_unicode issue at the same place", async (t) => {
   const issues = (body: unknown, batch = false) =>
-    (SYSTEM_ONE_DIALECT[batch ? 'batch' : 'single'].rules(body) as ValidationFailed | undefined)?.issues;
+    (SYSTEM_ONE_DIALECT[batch ? 'batch' : 'single'].rules(body) as ValidationError | undefined)?.issues;
   const at = (loc: (string | number)[]) => [
     { loc, msg: 'String contains a lone surrogate (invalid Unicode)', type: 'string_unicode' },
   ];

@@ -5,7 +5,7 @@ import t from 'tap';
 import { Engine } from '../../src/engine/engine.js';
 import { Transcription } from '../../src/audio/transcription.js';
 import { loadConfig } from '../../src/config.js';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { routes } from '../../src/http/routes.js';
 import { serve } from '../../src/http/uws.js';
 import { createLogger } from '../../src/log.js';
@@ -15,7 +15,7 @@ import { EXAMPLES } from '../helpers/examples.js';
 
 const engine = await Engine.open({ ...SMALL, slots: 1, queue: 0, modelPath: 'fake' }, fakeBinding({ delayMs: 400 }));
 await engine.loadWhisper('fake', '');
-const service = { ...decisions(engine), transcription: new Transcription(engine, loadConfig({})) };
+const service = { ...serviceOf(engine), transcription: new Transcription(engine, loadConfig({})) };
 const all = routes(service);
 const server = await serve(all, { host: '127.0.0.1', port: 0, maxBodyBytes: 1 << 20, log: createLogger('silent') });
 t.teardown(async () => {

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Engine } from '../../src/engine/engine.js';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { routes } from '../../src/http/routes.js';
 import { serve } from '../../src/http/uws.js';
 import { Probes } from '../../src/http/probes.js';
@@ -44,7 +44,7 @@ t.test('loading, ready, draining', async (t) => {
   t.equal((await get('/')).status, 503);
 
   const engine = await Engine.open({ ...SMALL, modelPath: 'fake' }, fakeBinding({ delayMs: 300 }));
-  server.add(routes(decisions(engine)).map(probes.tracked));
+  server.add(routes(serviceOf(engine)).map(probes.tracked));
   probes.ready();
   t.equal((await get('/ready')).status, 200, 'ready once the routes are served');
   t.equal((await yesNo()).status, 200);

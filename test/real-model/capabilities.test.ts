@@ -1,11 +1,11 @@
 // classify, classify-tree and rate on the real model: clear cases decided correctly.
 import t from 'tap';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { openTestEngine } from '../helpers/model.js';
 
 const engine = await openTestEngine();
 t.teardown(() => engine.close());
-const s = decisions(engine);
+const s = serviceOf(engine);
 
 t.test('classify picks the clear topic, multi-token labels included', async (t) => {
   const out = await s.classify.run({

@@ -1,12 +1,12 @@
 // classify-tree on the real models: top labels that say little ("utility", "meta") are chosen by
 // what lies under them, through the sentence encoder.
 import t from 'tap';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { openTestEngine } from '../helpers/model.js';
 
 const engine = await openTestEngine({ encoder: true });
 t.teardown(() => engine.close());
-const s = decisions(engine);
+const s = serviceOf(engine);
 
 // The model alone (no encoder) sends three of these five to small_talk or to work > pto_request.
 const tree = {

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine } from '../../src/engine/engine.js';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { routes } from '../../src/http/routes.js';
 import { serve } from '../../src/http/uws.js';
 import { createLogger } from '../../src/log.js';
@@ -52,7 +52,7 @@ async function replica(name: string) {
     retentionDays: 7,
     metrics: access.metrics,
   });
-  const server = await serve(routes(decisions(engine, heads), access.gate, feedback), {
+  const server = await serve(routes(serviceOf(engine, heads), access.gate, feedback), {
     host: '127.0.0.1',
     port: 0,
     maxBodyBytes: 64 * 1024,

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine } from '../../src/engine/engine.js';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { routes } from '../../src/http/routes.js';
 import { serve } from '../../src/http/uws.js';
 import { createLogger } from '../../src/log.js';
@@ -46,7 +46,7 @@ const engine = await Engine.open({
 const access = await openAccess(config, () => engine.stats(), log);
 const heads = await Heads.open(access.store, MODEL, engine.hiddenSize, () => {});
 const feedback = new Feedback({ engine, store: access.store, heads, model: async () => MODEL, retentionDays: 7 });
-const server = await serve(routes(decisions(engine, heads), access.gate, feedback), {
+const server = await serve(routes(serviceOf(engine, heads), access.gate, feedback), {
   host: '127.0.0.1',
   port: 0,
   maxBodyBytes: 64 * 1024,

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Engine } from '../../src/engine/engine.js';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { routes } from '../../src/http/routes.js';
 import { serve } from '../../src/http/uws.js';
 import { createLogger } from '../../src/log.js';
@@ -84,7 +84,7 @@ const reports = await fitHeads(engine, parseExamples(train), { store, model: MOD
 const warnings: string[] = [];
 const heads = await Heads.open(store, MODEL, engine.hiddenSize, (m) => warnings.push(m));
 t.teardown(() => heads.close());
-const headed = await serve(routes(decisions(engine, heads)), {
+const headed = await serve(routes(serviceOf(engine, heads)), {
   host: '127.0.0.1',
   port: 0,
   maxBodyBytes: 64 * 1024,
@@ -159,7 +159,7 @@ t.test('a yes-no statement with a head is decided by it, beside one without', as
 });
 
 t.test('the route decides held-out texts the deployment way and names the head', async (t) => {
-  const zeroShot = decisions(engine).classify;
+  const zeroShot = serviceOf(engine).classify;
   for (const [text, want] of [
     [SEA[8]!, 'red'],
     [SEA[9]!, 'red'],
@@ -250,7 +250,7 @@ t.test("verify of the field with a head: the head decides matches, the route's r
     t.same(Object.keys(x), ['matches', 'probability', 'found'], 'the response keeps its shape');
     t.equal(x.matches, x.probability >= 0.5);
   }
-  const zeroShot = (await decisions(engine).verify.run({ texts, field: FIELD, value: 'marine' })).body as {
+  const zeroShot = (await serviceOf(engine).verify.run({ texts, field: FIELD, value: 'marine' })).body as {
     results: { matches: boolean }[];
   };
   t.ok(
@@ -283,7 +283,7 @@ t.test('classify-tree with a head: one reading of the tree, the levels rebuilt f
   }
   const zeroShot = await Promise.all(
     HELD_OUT.map(
-      async ([text]) => (await decisions(engine).classifyTree.run({ text, tree })).body as { path: string[] },
+      async ([text]) => (await serviceOf(engine).classifyTree.run({ text, tree })).body as { path: string[] },
     ),
   );
   t.ok(

@@ -1,12 +1,12 @@
 // 20,000-character texts on the real models: the encoder finds the window that holds the answer,
 // and the answer's offsets point into the original text.
 import t from 'tap';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { openTestEngine } from '../helpers/model.js';
 
 const engine = await openTestEngine({ encoder: true });
 t.teardown(() => engine.close());
-const s = decisions(engine);
+const s = serviceOf(engine);
 
 // Varied filler about other things, so the needle is not the only sentence with content.
 const topics = [

@@ -9,7 +9,7 @@ import { RATE_READING_VERSION, RATE_READOUT_FILE } from '../../src/decisions/rat
 import { choiceConfidence, scoreConfidence } from '../../src/decisions/systemone.js';
 import { loadConfig } from '../../src/config.js';
 import { modelSha256 } from '../../src/models/identity.js';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import type { ClassifyResult, RateResult, YesNoResult } from '../../src/index.js';
 import { openTestEngine, testModelPath } from '../helpers/model.js';
 
@@ -21,7 +21,7 @@ const rateReadout = await OptionReadout.forModel(
   RATE_READOUT_FILE,
   RATE_READING_VERSION,
 );
-const s = decisions(engine, undefined, undefined, rateReadout);
+const s = serviceOf(engine, undefined, undefined, rateReadout);
 
 const TEXTS = [
   'I was charged twice for my March invoice and nobody answers my emails.',

@@ -5,7 +5,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { READING_VERSION } from '../../src/decisions/reading.js';
 import { OptionReadout } from '../../src/decisions/option-readout.js';
 import { Classify } from '../../src/decisions/classify.js';
@@ -47,7 +47,7 @@ t.test('classify decides through a readout, in the response shape it always has'
   const { a, b, v } = fitted.parameters();
   t.ok(Math.abs(a - 1) < 1e-3 && Math.abs(b) < 1e-3 && v.every((x) => Math.abs(x) < 1e-3));
   const readout = new OptionReadout({ modelSha256: 'test', layer: -1, a, b, v, provenance: {} });
-  const out = await decisions(engine, undefined, readout).classify.run({ texts: TEXTS, labels: LABELS });
+  const out = await serviceOf(engine, undefined, readout).classify.run({ texts: TEXTS, labels: LABELS });
   const results = (out.body as { results: { label: string; probability: number; scores: Record<string, number> }[] })
     .results;
   t.same(

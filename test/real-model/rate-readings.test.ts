@@ -6,7 +6,7 @@ import t from 'tap';
 import { Rate, RATE_READING_VERSION, RATE_READOUT_FILE } from '../../src/decisions/rate.js';
 import { normalise } from '../../src/decisions/distribution.js';
 import { OptionReadout } from '../../src/decisions/option-readout.js';
-import { decisions } from '../../src/service.js';
+import { serviceOf } from '../../src/service.js';
 import { loadConfig } from '../../src/config.js';
 import { modelSha256 } from '../../src/models/identity.js';
 import { DECAYING, fitReadout } from '../../bench/readout-fit.js';
@@ -64,7 +64,7 @@ t.test('the shipped readout is read for the default model and rate decides throu
   );
   t.ok(readout, 'src/decisions/readouts/rate.json names the default model');
   t.equal(await OptionReadout.forModel(async () => '0'.repeat(64), RATE_READOUT_FILE), undefined);
-  const out = await decisions(engine, undefined, undefined, readout).rate.run({ texts: TEXTS, scale: SCALE });
+  const out = await serviceOf(engine, undefined, undefined, readout).rate.run({ texts: TEXTS, scale: SCALE });
   const results = (out.body as Rated).results;
   t.ok(results[0]!.level >= 3 && results[1]!.level <= 1, `levels ${results.map((r) => r.level)}`);
   for (const r of results) t.ok(Math.abs(r.scores.reduce((s, p) => s + p, 0) - 1) < 1e-9);

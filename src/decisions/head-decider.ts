@@ -19,7 +19,7 @@ export type Definition =
  * classify: the labels in `outcomes` order; classify-tree: its leaf paths, each as the JSON of its
  * array of labels; rate: the levels), by the head named `head`.
  */
-export interface LearnedDecision {
+export interface HeadDecision {
   head: string;
   outcomes: string[];
   probabilities: number[][];
@@ -28,12 +28,12 @@ export interface LearnedDecision {
   decodeMs: number;
 }
 
-export interface Learned {
+export interface HeadDecider {
   /** `values`: per text, the value a verify decision asks about (verify only). */
   decide(
     definition: Definition,
     texts: string[],
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
     values?: string[],
-  ): Promise<LearnedDecision | undefined>;
+  ): Promise<HeadDecision | undefined>;
 }
