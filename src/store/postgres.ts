@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS corrections (
 CREATE INDEX IF NOT EXISTS corrections_head ON corrections (head);
 CREATE INDEX IF NOT EXISTS corrections_signature ON corrections (organization, signature);
 CREATE TABLE IF NOT EXISTS correction_readings (
-  id text PRIMARY KEY, model text NOT NULL, hidden bytea NOT NULL, base text NOT NULL, route integer
+  id text PRIMARY KEY, model text NOT NULL, hidden bytea NOT NULL, base text NOT NULL, route integer NOT NULL
 );
 CREATE TABLE IF NOT EXISTS leases (name text PRIMARY KEY, holder text NOT NULL, expires_at timestamptz NOT NULL);
 `;

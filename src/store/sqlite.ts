@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS corrections (
 CREATE INDEX IF NOT EXISTS corrections_head ON corrections (head);
 CREATE INDEX IF NOT EXISTS corrections_signature ON corrections (organization, signature);
 CREATE TABLE IF NOT EXISTS correction_readings (
-  id TEXT PRIMARY KEY, model TEXT NOT NULL, hidden BLOB NOT NULL, base TEXT NOT NULL, route INTEGER
+  id TEXT PRIMARY KEY, model TEXT NOT NULL, hidden BLOB NOT NULL, base TEXT NOT NULL, route INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at INTEGER NOT NULL);
 `;

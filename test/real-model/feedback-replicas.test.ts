@@ -6,17 +6,9 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Engine } from '../../src/engine/engine.js';
-import { serviceOf } from '../../src/service.js';
-import { routes } from '../../src/http/routes.js';
-import { serve } from '../../src/http/uws.js';
-import { createLogger } from '../../src/log.js';
 import { loadConfig } from '../../src/config.js';
-import { openAccess } from '../../src/auth/access.js';
-import { Heads } from '../../src/heads/heads.js';
-import { Feedback } from '../../src/feedback/feedback.js';
 import { startPostgres } from '../helpers/databases.js';
-import { testModelPath } from '../helpers/model.js';
+import { startLearningServer } from '../helpers/learning-server.js';
 import { post } from '../helpers/server.js';
 import { FIRE, SEA } from '../helpers/sea-fire.js';
 
@@ -24,55 +16,21 @@ t.setTimeout(1_200_000);
 
 const LABELS = ['red', 'blue'];
 const MODEL = 'c'.repeat(64);
-const log = createLogger('silent');
 const dir = mkdtempSync(join(tmpdir(), 'dm-feedback-replicas-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const postgres = await startPostgres();
 t.teardown(postgres.stop);
-const modelPath = await testModelPath();
 
 async function replica(name: string) {
   const config = loadConfig({}, { databaseUrl: postgres.url, journalDir: join(dir, name), rateLimit: 0 });
-  const engine = await Engine.open({
-    modelPath,
-    slots: 1,
-    threads: 1,
-    queue: 4,
-    contextSize: 2048,
-    batchSize: 256,
-    promptCacheMiB: 64,
-  });
-  const access = await openAccess(config, () => engine.stats(), log);
-  const heads = await Heads.open(access.store, MODEL, engine.hiddenSize, () => {});
-  const feedback = new Feedback({
-    engine,
-    store: access.store,
-    heads,
-    model: async () => MODEL,
-    retentionDays: 7,
-    metrics: access.metrics,
-  });
-  const server = await serve(routes(serviceOf(engine, heads), access.gate, feedback), {
-    host: '127.0.0.1',
-    port: 0,
-    maxBodyBytes: 64 * 1024,
-    log,
-  });
-  t.teardown(async () => {
-    server.close();
-    feedback.close();
-    await feedback.refits.settled();
-    heads.close();
-    await engine.close();
-    await access.close();
-  });
+  const { url, access } = await startLearningServer(t, config, MODEL, 1);
   const refits = async (result: string) => {
     const line = (await access.metrics.text())
       .split('\n')
       .find((l) => l.startsWith(`dm_refits_total{result="${result}"}`));
     return line ? Number(line.split(' ').at(-1)) : 0;
   };
-  return { name, url: `http://127.0.0.1:${server.port}/v1`, refits };
+  return { name, url, refits };
 }
 
 const replicas = [await replica('a'), await replica('b')];

@@ -7,17 +7,9 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Engine } from '../../src/engine/engine.js';
-import { serviceOf } from '../../src/service.js';
-import { routes } from '../../src/http/routes.js';
-import { serve } from '../../src/http/uws.js';
-import { createLogger } from '../../src/log.js';
 import { loadConfig } from '../../src/config.js';
-import { openAccess } from '../../src/auth/access.js';
 import { issueKey } from '../../src/auth/keys.js';
-import { Heads } from '../../src/heads/heads.js';
-import { Feedback } from '../../src/feedback/feedback.js';
-import { testModelPath } from '../helpers/model.js';
+import { startLearningServer } from '../helpers/learning-server.js';
 import { post } from '../helpers/server.js';
 import { FIRE, SEA } from '../helpers/sea-fire.js';
 
@@ -29,38 +21,11 @@ const MODEL = 'b'.repeat(64);
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-feedback-model-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-const log = createLogger('silent');
 const config = loadConfig(
   {},
   { auth: 'on', databaseUrl: join(dir, 'service.db'), journalDir: join(dir, 'journal'), rateLimit: 0 },
 );
-const engine = await Engine.open({
-  modelPath: await testModelPath(),
-  slots: 1,
-  threads: 2,
-  queue: 4,
-  contextSize: 2048,
-  batchSize: 256,
-  promptCacheMiB: 64,
-});
-const access = await openAccess(config, () => engine.stats(), log);
-const heads = await Heads.open(access.store, MODEL, engine.hiddenSize, () => {});
-const feedback = new Feedback({ engine, store: access.store, heads, model: async () => MODEL, retentionDays: 7 });
-const server = await serve(routes(serviceOf(engine, heads), access.gate, feedback), {
-  host: '127.0.0.1',
-  port: 0,
-  maxBodyBytes: 64 * 1024,
-  log,
-});
-t.teardown(async () => {
-  server.close();
-  feedback.close();
-  await feedback.refits.settled();
-  heads.close();
-  await engine.close();
-  await access.close();
-});
-const url = `http://127.0.0.1:${server.port}/v1`;
+const { url, access } = await startLearningServer(t, config, MODEL, 2);
 const keys = {
   acme: (await issueKey(access.store, 'prod', 'acme')).key,
   globex: (await issueKey(access.store, 'prod', 'globex')).key,
