@@ -71,7 +71,7 @@ export class Refits {
   corrected(notice: CorrectionNotice): void {
     if (this.closed) return;
     this.queue = this.queue
-      .then(() => this.keepReading(notice))
+      .then(() => this.readAndKeep(notice.id, notice.example, notice.routeAnswer))
       .catch((err: unknown) =>
         this.options.log?.error('correction not read yet (its refit reads it)', { id: notice.id, error: String(err) }),
       )
@@ -89,9 +89,11 @@ export class Refits {
     return due && !this.closed;
   }
 
-  private async keepReading({ id, example, routeAnswer }: CorrectionNotice): Promise<void> {
+  /** Reads one correction and keeps its reading under the correction's id. */
+  private async readAndKeep(id: string, example: LabelledLine, routeAnswer?: Record<string, unknown>) {
     const reading = await this.readings.read(example, await this.options.model(), routeAnswer);
     await this.options.store.saveReading(id, reading);
+    return reading;
   }
 
   /**
@@ -118,12 +120,7 @@ export class Refits {
     const out = [];
     for (const [i, c] of corrections.entries()) {
       if (this.closed) throw new Error('the service is stopping');
-      let reading = c.reading?.model === bound ? c.reading : undefined;
-      if (!reading) {
-        reading = await this.readings.read(examples[i]!, model);
-        await this.options.store.saveReading(c.id, reading);
-      }
-      out.push(reading);
+      out.push(c.reading?.model === bound ? c.reading : await this.readAndKeep(c.id, examples[i]!));
     }
     return out;
   }
