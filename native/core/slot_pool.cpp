@@ -65,7 +65,8 @@ SlotPool::SlotPool(llama_model *model, const SlotConfig &cfg, int32_t n_slots, i
     slots_.push_back(std::move(slot));
   }
   counts_.slots = n_slots;
-  for (int32_t i = 0; i < n_slots + n_background; ++i) slots_[i]->thread = std::thread([this, i] { work(*slots_[i], i); });
+  for (int32_t i = 0; i < n_slots + n_background; ++i)
+    slots_[i]->thread = std::thread([this, i] { work(*slots_[i], i); });
 }
 
 SlotPool::~SlotPool() {

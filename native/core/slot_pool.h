@@ -80,7 +80,7 @@ class SlotPool {
 
   Done done_;
   int32_t n_threads_;
-  int32_t n_request_;  // slots_[0, n_request_) take requests' jobs, the rest background jobs
+  int32_t n_request_;                     // slots_[0, n_request_) take requests' jobs, the rest background jobs
   std::unique_ptr<PromptCache> prompts_;  // shared by the slots' decoders; null when off
   std::mutex mu_;
   std::condition_variable wake_;
