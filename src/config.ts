@@ -77,6 +77,10 @@ export const ConfigSchema = Type.Object({
     3650,
     'days a decision (its request) is kept so that it can be corrected; 0 keeps none (feedback then takes whole fit lines)',
   ),
+  feedbackTexts: Type.Union([Type.Literal('keep'), Type.Literal('hash')], {
+    description:
+      "hash: a kept decision or correction stores its text's SHA-256 and what the model read of it, never the text",
+  }),
   cacheDir: Type.String({ minLength: 1, description: 'where fetched and converted models are kept' }),
   offline: Switch('on: never download a model (the cache, pip and local converters only)'),
   audio: Switch('POST /v1/audio/transcribe; off loads no whisper, VAD or speaker model'),
@@ -137,6 +141,7 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   tokenLimit: 1_000_000,
   keyCacheSeconds: 60,
   feedbackRetentionDays: 7,
+  feedbackTexts: 'keep',
   cacheDir: join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'decision-machine-1', 'models'),
   offline: 'off',
   audio: 'on',
@@ -177,6 +182,7 @@ export const ENV = Object.freeze({
   DM_TOKEN_LIMIT: 'tokenLimit',
   DM_KEY_CACHE_SECONDS: 'keyCacheSeconds',
   DM_FEEDBACK_RETENTION: 'feedbackRetentionDays',
+  DM_FEEDBACK_TEXTS: 'feedbackTexts',
   DM_CACHE_DIR: 'cacheDir',
   DM_OFFLINE: 'offline',
   DM_AUDIO: 'audio',

@@ -95,6 +95,7 @@ export async function serveCommand(): Promise<number> {
     heads: service.heads,
     model: () => modelSha256(config),
     retentionDays: config.feedbackRetentionDays,
+    texts: config.feedbackTexts,
     log,
     metrics: access.metrics,
   }));

@@ -4,8 +4,8 @@
 // 400 naming the field), stored for the organization that sent it, and handed to the refits.
 import { randomBytes } from 'node:crypto';
 import { ERRORS } from '../errors.js';
-import { readLine } from '../heads/fit.js';
 import type { Correction, Store } from '../store/store.js';
+import { readKeptLine, withoutText } from './hashed-texts.js';
 import type { CorrectionNotice } from './refits.js';
 
 /** What a stored correction answers (202). */
@@ -24,6 +24,8 @@ export interface CorrectionReceipt {
 export interface CorrectionsOptions {
   /** How long a decision may be corrected, ms (DM_FEEDBACK_RETENTION). */
   retentionMs: number;
+  /** False: a correction sent whole is stored with its text's hash, not the text (DM_FEEDBACK_TEXTS=hash). */
+  keepTexts?: boolean;
   /** Told of every stored correction (the refits, src/feedback/refits.ts). */
   onCorrection?: (notice: CorrectionNotice) => void;
 }
@@ -41,12 +43,13 @@ export class Corrections {
     const fields = body as Record<string, unknown>;
     const { line, decision, answer } =
       'id' in fields ? await this.ofDecision(fields, organization) : { line: wholeLine(fields), decision: null };
-    const example = readLine(line);
+    const example = readKeptLine(line);
+    const json = JSON.stringify(line);
     const correction: Correction = {
       id: decision?.id ?? `cor_${randomBytes(12).toString('hex')}`,
       organization,
       signature: example.sig.id,
-      line: JSON.stringify(line),
+      line: this.options.keepTexts === false ? withoutText(json) : json,
       head: decision?.head ?? '',
       right: answer === undefined ? null : sameAnswer(answer, line.expect),
       at: new Date().toISOString(),

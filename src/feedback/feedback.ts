@@ -1,5 +1,6 @@
 // Decisions that learn from use, as the server runs them: corrections stored (corrections.ts),
-// heads refitted from them (refits.ts), kept decisions forgotten after the retention time, and
+// heads refitted from them (refits.ts), kept decisions forgotten after the retention time (and, for
+// a deployment that keeps no texts, kept as their texts' hashes and readings: hashed-texts.ts), and
 // each head's live figures (GET /v1/heads, `decision-machine heads list`).
 import type { Engine } from '../engine/engine.js';
 import type { Heads } from '../heads/heads.js';
@@ -7,6 +8,8 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Store } from '../store/store.js';
 import { Corrections } from './corrections.js';
+import { readKeptLine, withoutText } from './hashed-texts.js';
+import type { DecisionDraft } from './kept.js';
 import { Refits } from './refits.js';
 
 const FORGET_EVERY_MS = 3_600_000;
@@ -19,6 +22,8 @@ export interface FeedbackOptions {
   /** The model's SHA-256, asked once (src/models/identity.ts). */
   model: () => Promise<string>;
   retentionDays: number;
+  /** 'hash': kept decisions and corrections keep their texts' SHA-256 and readings, not texts (DM_FEEDBACK_TEXTS). */
+  texts?: 'keep' | 'hash';
   log?: Logger;
   metrics?: Metrics;
 }
@@ -47,6 +52,7 @@ export class Feedback {
     this.refits = new Refits({ ...options, model });
     this.corrections = new Corrections(options.store, {
       retentionMs: options.retentionDays * DAY_MS,
+      keepTexts: options.texts !== 'hash',
       onCorrection: (told) => {
         options.metrics?.corrected(told.example.sig.definition.capability);
         this.refits.corrected(told);
@@ -59,6 +65,20 @@ export class Feedback {
     void forget();
     this.timer = setInterval(forget, FORGET_EVERY_MS);
     this.timer.unref();
+  }
+
+  /**
+   * A reply's decisions as the store is to keep them: as they are, or (texts: 'hash') without their
+   * texts, each read now in the background while its text is in memory.
+   */
+  keep(drafts: DecisionDraft[]): DecisionDraft[] {
+    if (this.options.texts !== 'hash') return drafts;
+    return drafts.map((d) => {
+      const answer = JSON.parse(d.answer) as Record<string, unknown>;
+      const example = readKeptLine({ ...(JSON.parse(d.line) as Record<string, unknown>), expect: answer });
+      this.refits.decided(d.id, example, d.head === '' ? answer : undefined);
+      return { ...d, line: withoutText(d.line) };
+    });
   }
 
   /** The heads that decide `organization`'s requests (every head when undefined), with live figures. */

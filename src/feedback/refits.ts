@@ -14,15 +14,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Engine } from '../engine/engine.js';
 import type { Heads } from '../heads/heads.js';
-import { fitSignature, readLine, type LabelledLine, type SignatureReport } from '../heads/fit.js';
+import { fitSignature, type LabelledLine, type SignatureReport } from '../heads/fit.js';
 import { headId } from '../heads/signature.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Correction, Store } from '../store/store.js';
+import { readKeptLine } from './hashed-texts.js';
 import { Readings } from './readings.js';
 
 export const PER_OUTCOME = 8;
 const LEASE_MS = 30_000;
+/** Kept decisions waiting to be read (DM_FEEDBACK_TEXTS=hash) at most; past it one is kept unread. */
+const MAX_WAITING_DECISIONS = 256;
 
 export type RefitResult = 'stored' | 'kept' | 'skipped' | 'failed';
 
@@ -56,6 +59,7 @@ export class Refits {
   /** Corrections a decision had at its last refit in this process (a head not stored asks again at twice as many). */
   private readonly attempted = new Map<string, number>();
   private readonly holder = randomUUID();
+  private waitingDecisions = 0;
   private closed = false;
 
   constructor(private readonly options: RefitsOptions) {
@@ -67,17 +71,41 @@ export class Refits {
     this.closed = true;
   }
 
-  /** Told of each stored correction: reads it, then refits its decision when a refit is due. */
+  /**
+   * Told of each stored correction: reads it (one of a decision kept without its text was read
+   * when it was decided, under the same id), then refits its decision when a refit is due.
+   */
   corrected(notice: CorrectionNotice): void {
     if (this.closed) return;
     this.queue = this.queue
-      .then(() => this.readAndKeep(notice.id, notice.example, notice.routeAnswer))
+      .then(() =>
+        notice.example.textSha256 ? undefined : this.readAndKeep(notice.id, notice.example, notice.routeAnswer),
+      )
       .catch((err: unknown) =>
         this.options.log?.error('correction not read yet (its refit reads it)', { id: notice.id, error: String(err) }),
       )
       .then(() => {
         if (this.due(notice)) void this.refit(notice.organization, notice.example.sig.id);
       });
+  }
+
+  /**
+   * Reads a decision as it is kept without its text, while the text is in memory, and keeps the
+   * reading under its id for the correction that may come. `routeAnswer`: what it answered, when
+   * no head made it. Past MAX_WAITING_DECISIONS waiting, the decision is kept unread: a correction
+   * of it is stored and counted, but cannot be fitted on.
+   */
+  decided(id: string, example: LabelledLine, routeAnswer?: Record<string, unknown>): void {
+    if (this.closed) return;
+    if (this.waitingDecisions >= MAX_WAITING_DECISIONS) {
+      this.options.log?.error('kept decision not read: too many waiting (its correction cannot be fitted)', { id });
+      return;
+    }
+    this.waitingDecisions++;
+    this.queue = this.queue
+      .then(() => this.readAndKeep(id, example, routeAnswer))
+      .catch((err: unknown) => this.options.log?.error('kept decision not read', { id, error: String(err) }))
+      .finally(() => this.waitingDecisions--);
   }
 
   private due({ organization, example, count }: CorrectionNotice): boolean {
@@ -114,13 +142,18 @@ export class Refits {
     await this.queue;
   }
 
-  /** Each correction's reading: the kept one when this model and reading made it, else read now and kept. */
+  /**
+   * Each correction's example and reading: the kept reading when this model and reading made it,
+   * else read now and kept. One whose text was not kept and has no such reading is left out.
+   */
   private async readAll(corrections: Correction[], examples: LabelledLine[], model: string) {
     const bound = Readings.bound(model);
     const out = [];
     for (const [i, c] of corrections.entries()) {
       if (this.closed) throw new Error('the service is stopping');
-      out.push(c.reading?.model === bound ? c.reading : await this.readAndKeep(c.id, examples[i]!));
+      const example = examples[i]!;
+      if (c.reading?.model === bound) out.push({ example, reading: c.reading });
+      else if (!example.textSha256) out.push({ example, reading: await this.readAndKeep(c.id, example) });
     }
     return out;
   }
@@ -134,7 +167,7 @@ export class Refits {
       try {
         const corrections = await store.corrections(organization, signature);
         if (corrections.length === 0) return 'skipped';
-        const examples = corrections.map((c) => readLine(JSON.parse(c.line)));
+        const examples = corrections.map((c) => readKeptLine(JSON.parse(c.line) as Record<string, unknown>));
         this.attempted.set(`${organization}\n${signature}`, examples.length);
         if (!force && !everyOutcome(examples)) return 'skipped';
         // Another replica may have refitted it since this one was told (its heads poll the store).
@@ -143,14 +176,15 @@ export class Refits {
         const started = performance.now();
         const model = await this.options.model();
         const read = await this.readAll(corrections, examples, model);
-        const routes = read.map((r) => r.route);
+        if (read.length === 0) return 'skipped';
+        const readable = read.map((r) => r.example);
         const report = await fitSignature(
-          examples,
-          read.map((r, i) => ({ hidden: r.hidden, base: r.base, label: examples[i]!.outcome })),
+          readable,
+          read.map(({ example, reading }) => ({ hidden: reading.hidden, base: reading.base, label: example.outcome })),
           async (predictions) => ({
-            examples: examples.length,
-            route: examples.filter((e, i) => routes[i] === e.outcome).length,
-            head: examples.filter((e, i) => predictions[i] === e.outcome).length,
+            examples: read.length,
+            route: read.filter((r) => r.reading.route === r.example.outcome).length,
+            head: readable.filter((e, i) => predictions[i] === e.outcome).length,
           }),
           { store, model, organization },
           started,

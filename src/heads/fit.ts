@@ -45,6 +45,8 @@ export interface LabelledLine {
   /** verify's value, as the route reads it. */
   value?: string;
   outcome: number;
+  /** Set when only the text's SHA-256 was kept (src/feedback/hashed-texts.ts): `text` is '', never read. */
+  textSha256?: string;
 }
 
 /** What fitting one signature came to. */

@@ -1,10 +1,12 @@
 // Wraps a /v1 route with the key gate (src/auth/gate.ts): the gate is handed the caller's key, the
 // route's cost and the reply's billing, so it knows no route, body or header of this layer.
 import { teacher, type Gate } from '../auth/gate.js';
+import type { Feedback } from '../feedback/feedback.js';
 import { decisionHeaders } from '../feedback/kept.js';
 import type { Route } from './types.js';
 
-export function guarded(route: Route, gate: Gate): Route {
+/** `feedback`, when given, says how the reply's decisions are kept (with their texts or not). */
+export function guarded(route: Route, gate: Gate, feedback?: Feedback): Route {
   return {
     ...route,
     handler: async (req) => {
@@ -20,7 +22,7 @@ export function guarded(route: Route, gate: Gate): Route {
         requestId: req.id,
         route: route.path,
         inputTokens: delivered ? reply.billing?.inputTokens : undefined,
-        decisions: kept?.drafts,
+        decisions: kept && feedback ? feedback.keep(kept.drafts) : kept?.drafts,
       });
       const headers = kept ? { ...billed, ...decisionHeaders(kept) } : billed;
       return Object.keys(headers).length === 0 ? reply : { ...reply, headers: { ...reply.headers, ...headers } };

@@ -111,7 +111,7 @@ export function routes(service: Service, gate: Gate = new Gate(), feedback?: Fee
     ...(service.transcription ? audioRoutes(service.transcription) : []),
     ...(feedback ? feedbackRoutes(feedback) : []),
   ];
-  return all.map((route) => (route.path.startsWith('/v1/') ? guarded(route, gate) : route));
+  return all.map((route) => (route.path.startsWith('/v1/') ? guarded(route, gate, feedback) : route));
 }
 
 /** POST /v1/chat/completions: the model is checked first, then the body, then the mode. */

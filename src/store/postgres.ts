@@ -211,7 +211,12 @@ export class PostgresStore implements Store {
   }
 
   async forgetDecisions(before: string): Promise<number> {
-    return (await this.query('DELETE FROM kept_decisions WHERE at < $1', [before])).rowCount ?? 0;
+    const forgotten = await this.query('DELETE FROM kept_decisions WHERE at < $1', [before]);
+    // A kept decision's reading (DM_FEEDBACK_TEXTS=hash) goes with it unless a correction took it over.
+    await this.query(`DELETE FROM correction_readings r
+      WHERE NOT EXISTS (SELECT 1 FROM corrections c WHERE c.id = r.id)
+        AND NOT EXISTS (SELECT 1 FROM kept_decisions d WHERE d.id = r.id)`);
+    return forgotten.rowCount ?? 0;
   }
 
   async saveCorrection(c: Correction): Promise<void> {

@@ -45,6 +45,10 @@ CREATE TABLE IF NOT EXISTS correction_readings (
 CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at INTEGER NOT NULL);
 `;
 
+// A kept decision's reading (DM_FEEDBACK_TEXTS=hash) goes with it unless a correction took it over.
+const FORGET_UNCORRECTED_READINGS = `DELETE FROM correction_readings
+  WHERE id NOT IN (SELECT id FROM corrections) AND id NOT IN (SELECT id FROM kept_decisions)`;
+
 const KEY_COLUMNS = `id, hash, mode, organization, name, hint, created_at AS createdAt, revoked_at AS revokedAt`;
 const HEAD_COLUMNS = `id, capability, signature, model, created_at AS createdAt, examples, meta, organization`;
 const HEAD_FIELDS = 'id, capability, signature, model, created_at, examples, meta, weights, organization';
@@ -119,7 +123,12 @@ export class SqliteStore implements Store {
   }
 
   async forgetDecisions(before: string): Promise<number> {
-    return this.db.prepare('DELETE FROM kept_decisions WHERE at < ?').run(normalise(before)).changes;
+    const forget = this.db.transaction(() => {
+      const n = this.db.prepare('DELETE FROM kept_decisions WHERE at < ?').run(normalise(before)).changes;
+      this.db.prepare(FORGET_UNCORRECTED_READINGS).run();
+      return n;
+    });
+    return forget();
   }
 
   async saveCorrection(c: Correction): Promise<void> {

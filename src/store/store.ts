@@ -40,7 +40,10 @@ export interface KeptDecision {
   id: string; // 'dec_' + 24 hex chars, sent as x-decision-id
   organization: string;
   capability: string;
-  /** JSON of the fit line it would be without its expect: {cap, req} with one text (src/feedback). */
+  /**
+   * JSON of the fit line it would be without its expect: {cap, req} with one text (src/feedback),
+   * or, where texts are not kept, without it and with its `text_sha256`.
+   */
   line: string;
   /** JSON of what it answered, in expect's form ({"label": ...}), for the heads' live accuracy. */
   answer: string;
@@ -49,7 +52,10 @@ export interface KeptDecision {
   at: string; // ISO 8601
 }
 
-/** A correction: a whole fit line ({cap, req, expect}), the organization that taught it. */
+/**
+ * A correction: a whole fit line ({cap, req, expect}), the organization that taught it. Where texts
+ * are not kept (DM_FEEDBACK_TEXTS=hash) its req has no text, and the line its text's `text_sha256`.
+ */
 export interface Correction {
   id: string; // the corrected decision's id (a second correction of it replaces the first), or 'cor_' + hex
   organization: string;
@@ -143,7 +149,10 @@ export interface Store {
   headsVersion(): Promise<string>;
   /** A kept decision; undefined when none is kept under that id (never made, or forgotten). */
   findDecision(id: string): Promise<KeptDecision | undefined>;
-  /** Forgets the decisions kept before `before` (ISO 8601); returns how many. */
+  /**
+   * Forgets the decisions kept before `before` (ISO 8601), and every reading kept for a decision
+   * that is neither kept nor corrected any more; returns how many decisions.
+   */
   forgetDecisions(before: string): Promise<number>;
   /** Stores the correction, replacing one with the same id. */
   saveCorrection(c: Correction): Promise<void>;
@@ -151,7 +160,10 @@ export interface Store {
   corrections(organization: string, signature: string): Promise<Correction[]>;
   /** How many corrections one organization has sent for one signature. */
   countCorrections(organization: string, signature: string): Promise<number>;
-  /** Keeps the reading of the correction `id` (replacing one kept before). */
+  /**
+   * Keeps the reading of the correction `id`, or of the kept decision `id` (its correction takes
+   * the decision's id, and so the reading), replacing one kept before.
+   */
   saveReading(id: string, reading: CorrectionReading): Promise<void>;
   /**
    * How often the decisions of `head` corrected since `since` (ISO 8601) were right: a head's live,

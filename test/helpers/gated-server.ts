@@ -20,6 +20,7 @@ export interface GatedServer {
   engine: Engine;
   binding: FakeBinding;
   access: Access;
+  feedback: Feedback;
   close(): Promise<void>;
 }
 
@@ -43,6 +44,7 @@ export async function startGatedServer(
     store: access.store,
     model: async () => 'f'.repeat(64),
     retentionDays: config.feedbackRetentionDays,
+    texts: config.feedbackTexts,
   });
   const server = await serve([...probes.routes(), ...routes(serviceOf(e), access.gate, feedback).map(probes.tracked)], {
     host: '127.0.0.1',
@@ -57,6 +59,7 @@ export async function startGatedServer(
     engine: e,
     binding,
     access,
+    feedback,
     close: async () => {
       feedback.close();
       server.close();
