@@ -8,7 +8,9 @@ import { readFile } from 'node:fs/promises';
 import { DEFAULTS, loadConfig, type Config } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { parseArgs } from 'node:util';
-import { fitHeads, parseExamples, readLine, type LabelledLine, type SignatureReport } from '../heads/fit.js';
+import type { Engine } from '../engine/engine.js';
+import { Refits } from '../feedback/refits.js';
+import { fitHeads, parseExamples, type LabelledLine, type SignatureReport } from '../heads/fit.js';
 import { modelSha256 } from '../models/identity.js';
 import { openService } from '../service.js';
 import { withStore, type Store } from '../store/store.js';
@@ -52,8 +54,9 @@ export async function fitCommand(args: string[]): Promise<number> {
 
 /**
  * decision-machine heads refit SIGNATURE [--org ORG]: refits one decision from the corrections its
- * organization sent (the deployment's without --org), at once, however few per outcome; stored
- * only if it wins, as online. Exit 0 refitted (stored or not: the table says), 2 usage, 4 none.
+ * organization sent (the deployment's without --org), at once, however few per outcome, as online:
+ * on the kept readings (a missing one read now), under the decision's lease, stored only if it
+ * wins. Exit 0 refitted (stored or not: the table says), 1 failed or skipped, 2 usage, 4 none.
  */
 export async function refitCommand(args: string[]): Promise<number> {
   let parsed;
@@ -70,33 +73,50 @@ export async function refitCommand(args: string[]): Promise<number> {
   }
   const organization = parsed.values.org ?? '';
   return withStore(loadConfig().databaseUrl, async (store) => {
-    const examples = (await store.corrections(organization, signature)).map((c) => readLine(JSON.parse(c.line)));
-    if (examples.length === 0) {
+    if ((await store.countCorrections(organization, signature)) === 0) {
       process.stderr.write(
         `decision-machine heads refit: no corrections of ${signature} for ${organization || 'the deployment'}\n`,
       );
       return 4;
     }
-    return fitAndPrint(store, examples, organization);
+    // As a server refits it (src/feedback/refits.ts): on the kept readings, under its lease.
+    return withModel(async (engine, config) => {
+      const refits = new Refits({ engine, store, model: () => modelSha256(config) });
+      const { result, report } = await refits.refit(organization, signature, true);
+      if (result === 'failed' || result === 'skipped') {
+        const why = result === 'failed' ? 'failed' : 'skipped: another process holds its lease, or none can be read';
+        process.stderr.write(`decision-machine heads refit: ${signature} ${why}\n`);
+        return 1;
+      }
+      printReports([report!]);
+      return 0;
+    });
   });
 }
 
 /** Loads the model, fits `examples` for `organization` into `store`, prints one row per decision. */
-async function fitAndPrint(store: Store, examples: LabelledLine[], organization: string): Promise<number> {
-  const config: Config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
-  const service = await openService(config);
-  try {
-    const reports = await fitHeads(service.engine, examples, {
+function fitAndPrint(store: Store, examples: LabelledLine[], organization: string): Promise<number> {
+  return withModel(async (engine, config) => {
+    const reports = await fitHeads(engine, examples, {
       store,
       model: await modelSha256(config),
       progress: process.stderr,
       organization,
     });
     printReports(reports);
+    return 0;
+  });
+}
+
+/** Runs `use` with the model loaded (no audio), closing it after. */
+async function withModel(use: (engine: Engine, config: Config) => Promise<number>): Promise<number> {
+  const config: Config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
+  const service = await openService(config);
+  try {
+    return await use(service.engine, config);
   } finally {
     await service.engine.close();
   }
-  return 0;
 }
 
 function printReports(reports: SignatureReport[]): void {

@@ -29,6 +29,12 @@ const MAX_WAITING_DECISIONS = 256;
 
 export type RefitResult = 'stored' | 'kept' | 'skipped' | 'failed';
 
+/** How a refit ended, and what its fit came to when it fitted. */
+export interface RefitOutcome {
+  result: RefitResult;
+  report?: SignatureReport;
+}
+
 export interface RefitsOptions {
   engine: Engine;
   store: Store;
@@ -128,9 +134,9 @@ export class Refits {
    * Refits one organization's decision from its corrections ('' is the deployment's), after the
    * refits queued before it. `force` refits with fewer than 8 corrections per outcome.
    */
-  refit(organization: string, signature: string, force = false): Promise<RefitResult> {
+  refit(organization: string, signature: string, force = false): Promise<RefitOutcome> {
     const key = `${organization}\n${signature}`;
-    if (this.waiting.has(key)) return Promise.resolve('skipped');
+    if (this.waiting.has(key)) return Promise.resolve({ result: 'skipped' });
     this.waiting.add(key);
     const run = this.queue.then(() => this.run(organization, signature, force).finally(() => this.waiting.delete(key)));
     this.queue = run.catch(() => {});
@@ -158,25 +164,27 @@ export class Refits {
     return out;
   }
 
-  private async run(organization: string, signature: string, force: boolean): Promise<RefitResult> {
+  private async run(organization: string, signature: string, force: boolean): Promise<RefitOutcome> {
     const { store, log, metrics } = this.options;
     const lease = `refit:${organization}:${signature}`;
-    const result = await (async (): Promise<RefitResult> => {
-      if (!(await store.takeLease(lease, this.holder, LEASE_MS))) return 'skipped';
+    const skipped = { result: 'skipped' } as const;
+    const outcome = await (async (): Promise<RefitOutcome> => {
+      if (!(await store.takeLease(lease, this.holder, LEASE_MS))) return skipped;
       const renew = setInterval(() => void store.takeLease(lease, this.holder, LEASE_MS).catch(() => {}), LEASE_MS / 3);
       try {
         const corrections = await store.corrections(organization, signature);
-        if (corrections.length === 0) return 'skipped';
+        if (corrections.length === 0) return skipped;
         const examples = corrections.map((c) => readKeptLine(JSON.parse(c.line) as Record<string, unknown>));
         this.attempted.set(`${organization}\n${signature}`, examples.length);
-        if (!force && !everyOutcome(examples)) return 'skipped';
+        if (!force && !everyOutcome(examples)) return skipped;
         // Another replica may have refitted it since this one was told (its heads poll the store).
-        const fitted = (await store.findHead(headId(examples[0]!.sig, organization)))?.examples ?? 0;
-        if (!force && fitted > 0 && examples.length < 2 * fitted) return 'skipped';
+        const id = headId(examples[0]!.sig, organization);
+        const fitted = (await store.listHeads()).find((h) => h.id === id)?.examples ?? 0;
+        if (!force && fitted > 0 && examples.length < 2 * fitted) return skipped;
         const started = performance.now();
         const model = await this.options.model();
         const read = await this.readAll(corrections, examples, model);
-        if (read.length === 0) return 'skipped';
+        if (read.length === 0) return skipped;
         const readable = read.map((r) => r.example);
         const report = await fitSignature(
           readable,
@@ -190,19 +198,19 @@ export class Refits {
           started,
         );
         logReport(log, organization, report, performance.now() - started);
-        if (!report.stored) return 'kept';
+        if (!report.stored) return { result: 'kept', report };
         await this.options.heads?.reload();
-        return 'stored';
+        return { result: 'stored', report };
       } finally {
         clearInterval(renew);
         await store.releaseLease(lease, this.holder).catch(() => {});
       }
     })().catch((err: unknown) => {
       log?.error('refit failed', { organization, signature, error: String(err) });
-      return 'failed' as const;
+      return { result: 'failed' } as const;
     });
-    metrics?.refitted(result);
-    return result;
+    metrics?.refitted(outcome.result);
+    return outcome;
   }
 }
 

@@ -73,7 +73,7 @@ t.test('a refit fits on the kept readings alone; forgotten decisions take their 
     }
   }
   await server.feedback.refits.settled(); // the refit the 16th correction started
-  const result = await server.feedback.refits.refit('', signature, true);
+  const { result } = await server.feedback.refits.refit('', signature, true);
   t.ok(result === 'stored' || result === 'kept', `the refit fitted on the readings (${result})`);
   const unread = await post(route('classify'), { text: 'never corrected', labels: LABELS });
   await server.feedback.refits.settled();

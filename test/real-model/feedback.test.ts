@@ -4,20 +4,25 @@
 // blue). At 8 corrections per outcome each organization's head is refitted online and decides its
 // own requests, named in x-decision-head with its organization; neither decides the other's.
 import t from 'tap';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { issueKey } from '../../src/auth/keys.js';
+import { readLine } from '../../src/heads/fit.js';
+import { modelSha256 } from '../../src/models/identity.js';
 import { startLearningServer } from '../helpers/learning-server.js';
 import { post } from '../helpers/server.js';
+import { testModelPath } from '../helpers/model.js';
 import { FIRE, SEA } from '../helpers/sea-fire.js';
 
 // Every correction is a decision first, and each refit reads its examples: minutes on 2 cores.
 t.setTimeout(1_500_000);
 
 const LABELS = ['red', 'blue'];
-const MODEL = 'b'.repeat(64);
+// The model file's own SHA-256, as a server records it, so `heads refit` (below) finds the readings kept.
+const MODEL = await modelSha256({ model: loadConfig().model, modelPath: await testModelPath() });
 
 const dir = mkdtempSync(join(tmpdir(), 'dm-feedback-model-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -108,4 +113,27 @@ t.test('two organizations teach the same decision in opposite ways; each gets it
     (h) => h.id === acmeHead!.id,
   )!;
   t.same(after.live, { judged: 1, right: 1, accuracy: 1 }, 'live: one decision judged since the fit, right');
+});
+
+t.test('decision-machine heads refit refits a decision from its corrections, as a server does', async (t) => {
+  const signature = readLine({ cap: 'classify', req: { text: 'x', labels: LABELS }, expect: { label: 'red' } }).sig.id;
+  const cli = new URL('../../src/cli/main.js', import.meta.url).pathname;
+  const run = spawnSync('node', [cli, 'heads', 'refit', signature, '--org', 'acme'], {
+    env: {
+      ...process.env,
+      DM_DATABASE_URL: config.databaseUrl,
+      DM_MODEL_PATH: await testModelPath(),
+      DM_ENCODER: 'none',
+      DM_SLOTS: '1',
+      DM_CONTEXT: '2048',
+      DM_PROMPT_CACHE_MIB: '64',
+      DM_OFFLINE: 'on',
+    },
+    encoding: 'utf8',
+    timeout: 600_000,
+  });
+  t.equal(run.status, 0, run.stderr);
+  const [header, row] = run.stdout.split('\n');
+  t.match(header, /^head +capability +decision +examples/);
+  t.match(row, /^head_[0-9a-f]{16} +classify .* 17 /, 'its 17 corrections (16 and the confirmation), fitted');
 });
