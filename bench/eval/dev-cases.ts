@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = fileURLToPath(new URL('../../../', import.meta.url));
 export const SHARED_EVAL =
   [join(root, '../shared/eval'), join(root, '../../shared/eval')].find(existsSync) ?? join(root, '../shared/eval');
 export const DEV_FILES = ['dev-decisions.jsonl', 'pool-dev.jsonl', 'external/dev.jsonl'];

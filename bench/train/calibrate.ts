@@ -24,13 +24,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { Calibration, Platt, Temperatures } from '../src/decisions/distribution.js';
-import { holds, logit, normalise, platt, temperature } from '../src/decisions/distribution.js';
-import { findModel } from '../src/models/manifest.js';
-import type { Decision } from './eval-judges.js';
-import { brier, ece, reliabilitySvg, type Outcome } from './eval-metrics.js';
+import type { Calibration, Platt, Temperatures } from '../../src/decisions/distribution.js';
+import { holds, logit, normalise, platt, temperature } from '../../src/decisions/distribution.js';
+import { findModel } from '../../src/models/manifest.js';
+import type { Decision } from '../eval/judges.js';
+import { brier, ece, reliabilitySvg, type Outcome } from '../eval/metrics.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = fileURLToPath(new URL('../../../', import.meta.url));
 const GROUPS = ['binary', 'choices', 'rate']; // the capability groups the eval runs are split into
 const { values } = parseArgs({
   options: {

@@ -19,12 +19,12 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { calibration, IDENTITY } from '../src/decisions/distribution.js';
-import { fnv1a } from '../src/decisions/hash.js';
-import { open, type DecisionMachine } from '../src/index.js';
-import { DEFAULT_DECISION_MODEL } from '../src/models/manifest.js';
-import { judges, type Decision } from './eval-judges.js';
-import { brier, ece, reliabilitySvg, type Outcome } from './eval-metrics.js';
+import { calibration, IDENTITY } from '../../src/decisions/distribution.js';
+import { fnv1a } from '../../src/decisions/hash.js';
+import { open, type DecisionMachine } from '../../src/index.js';
+import { DEFAULT_DECISION_MODEL } from '../../src/models/manifest.js';
+import { judges, type Decision } from './judges.js';
+import { brier, ece, reliabilitySvg, type Outcome } from './metrics.js';
 
 interface Case {
   id: string;
@@ -35,7 +35,7 @@ interface Case {
   answer_any?: (string | null)[]; // top level, or inside `expect` as external/dev.jsonl has it
 }
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = fileURLToPath(new URL('../../../', import.meta.url));
 const DEFAULT_FILES = [
   join(SHARED_EVAL, 'dev-decisions.jsonl'),
   `${root}bench/eval/extra-decisions.jsonl`,
