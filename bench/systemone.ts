@@ -1,6 +1,7 @@
 // System One benchmark: POST /v1/systemone with three questions (a noul, a 5-option choice, a
 // 4-level score) on a 300-character state, against one yes-no call on the same text, interleaved
-// in one run so both see the same machine. Prints a table and writes bench/results/systemone.json.
+// in one run so both see the same machine. Prints a table and writes its run into
+// bench/results/systemone.json.
 //
 //   node dist/bench/systemone.js [--runs 20]
 import { parseArgs } from 'node:util';

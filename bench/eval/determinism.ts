@@ -3,7 +3,7 @@
 // after start on a one-slot engine without a prompt cache. Prints, per situation, the
 // probability and how far it is from that first one (0 when the bits are the same).
 //
-//   node dist/bench/determinism.js
+//   node dist/bench/eval/determinism.js
 import { open, type DecisionMachine } from '../../src/index.js';
 import type { Config } from '../../src/config.js';
 

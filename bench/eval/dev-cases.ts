@@ -1,5 +1,5 @@
 // The development sets: ../shared/eval beside the repository (or beside the worktrees' folder).
-// bench/eval.ts runs them; the readout benches report on them and never fit on them.
+// bench/eval/eval.ts runs them; the readout benches report on them and never fit on them.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,10 +1,10 @@
 // Accuracy and calibration on labelled decisions, per set: any JSONL whose lines carry `id`, `cap`,
 // `req` (the request body) and `expect` (the gold), with optional `set` (else the file's name) and
 // `answer_any` (every accepted answer span). Prints a table, writes JSON (every decision's
-// probabilities, for bench/calibrate.ts) and optionally a reliability diagram (SVG). --after runs
+// probabilities, for bench/train/calibrate.ts) and optionally a reliability diagram (SVG). --after runs
 // another capability on each item's text first, so the item is decided as a pipeline's second step.
 //
-//   node dist/bench/eval.js [--file F]... [--set a,b] [--cap yes-no,classify,...] [--half fit|report]
+//   node dist/bench/eval/eval.js [--file F]... [--set a,b] [--cap yes-no,classify,...] [--half fit|report]
 //       [--limit N] [--permute K] [--after] [--raw] [--out FILE] [--svg FILE] [--model ID | --model-path FILE]
 //
 // Default files: ../shared/eval/{dev-decisions,pool-dev,external/dev}.jsonl and bench/eval/extra-decisions.jsonl.
@@ -12,7 +12,7 @@
 // fitted on one and reported on the other. --limit keeps N items per set (in hash order, so a subset
 // is spread over the set). --permute K also runs classify and classify-tree with the labels in K
 // other orders and reports the share of decisions that change. --raw states the uncalibrated
-// probabilities (what bench/calibrate.ts fits on). The cap names `answer-20k` and
+// probabilities (what bench/train/calibrate.ts fits on). The cap names `answer-20k` and
 // `yes-no-20k` run those cases set in a 20,000-character text.
 import { SHARED_EVAL } from './dev-cases.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

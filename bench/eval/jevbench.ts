@@ -4,10 +4,10 @@
 // sha256; answers the gold calls "unknown" left out), scored as the leaderboard scores it: the
 // argmax, ties shared; by kind and by domain. Coherence (--coherence): `jevbench eval` on
 // jevbench-mini (1,248 requests, over an hour on 2 cores; resumable through its request cache in
-// .cache/jevbench/), its dimension table. Writes bench/results/jevbench.json and docs/jevbench.md
-// beside the leaderboard's rows.
+// .cache/jevbench/), its dimension table. Writes its run into bench/results/jevbench.json, and
+// docs/jevbench.md beside the leaderboard's rows.
 //
-//   node dist/bench/jevbench.js [--per-domain N] [--coherence] [--gold FILE]
+//   node dist/bench/eval/jevbench.js [--per-domain N] [--coherence] [--gold FILE]
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

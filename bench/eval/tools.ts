@@ -1,7 +1,8 @@
 // Function calling through the chat facade with the official `openai` client: tool choice and
-// argument accuracy on bench/eval/tool-calls.jsonl, and latency. Table + bench/results/tools.json.
+// argument accuracy on bench/eval/tool-calls.jsonl, and latency. Prints a table, writes its run into
+// bench/results/tools.json.
 //
-//   node dist/bench/tools.js
+//   node dist/bench/eval/tools.js
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { loadConfig } from '../../src/config.js';

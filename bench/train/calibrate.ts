@@ -1,11 +1,11 @@
-// Fits the calibration maps (src/decisions/calibration.json) on a bench/eval run of the `fit` half
+// Fits the calibration maps (src/decisions/calibration.json) on a bench/eval/eval.ts run of the `fit` half
 // with uncalibrated probabilities, measures every candidate map on a run of the `report` half (never
 // on a fitted item), ships the one with the lowest held-out ECE, and records where it came from.
 //
-//   node dist/bench/eval.js --half fit --raw --cap yes-no,verify --out bench/results/eval-fit-raw-binary.json
+//   node dist/bench/eval/eval.js --half fit --raw --cap yes-no,verify --out bench/results/eval-fit-raw-binary.json
 //     (and --cap classify,classify-tree -> eval-fit-raw-choices.json, --cap rate -> eval-fit-raw-rate.json;
 //     the same three with --half report -> eval-report-raw-*.json)
-//   node dist/bench/calibrate.js [--in FIT.json]... [--report REPORT.json]... (several runs of a half, one per
+//   node dist/bench/train/calibrate.js [--in FIT.json]... [--report REPORT.json]... (several runs of a half, one per
 //     capability group; by default the six files above)
 //       [--out src/decisions/calibration.json] [--svg docs/reliability.svg]
 //

@@ -1,5 +1,5 @@
 // The trained readout of choices among options (src/decisions/option-readout.ts) on the real model:
-// classify decides through it when given one, and bench/readouts.ts's fit of it starts from, and
+// classify decides through it when given one, and bench/train/readouts.ts's fit of it starts from, and
 // with a large penalty stays at, the zero-shot reading.
 import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

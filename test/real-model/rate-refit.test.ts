@@ -1,6 +1,6 @@
 // The shipped rate readout's small refit, repeated from scratch: the first items of each vader
 // source (fetched from the registry as the refit fetches them), read anew on the real model and
-// fitted at the shipped layer and penalty, give the parameters bench/rate-readout.ts recorded in
+// fitted at the shipped layer and penalty, give the parameters bench/train/rate-readout.ts recorded in
 // src/decisions/readouts/rate.json. Reading is bit-identical whatever ran before (issue 48) and
 // the fit is plain arithmetic, so the figures must match exactly.
 import t from 'tap';
