@@ -1,7 +1,8 @@
 // Accuracy and calibration on labelled decisions, per set: any JSONL whose lines carry `id`, `cap`,
 // `req` (the request body) and `expect` (the gold), with optional `set` (else the file's name) and
-// `answer_any` (every accepted answer span). Prints a table, writes JSON (every decision's
-// probabilities, for bench/train/calibrate.ts) and optionally a reliability diagram (SVG). --after runs
+// `answer_any` (every accepted answer span). Prints a table, writes its run (by command line, every
+// decision's probabilities) into bench/results/eval.json, or the run alone to --out FILE (what
+// bench/train/calibrate.ts reads), and optionally a reliability diagram (SVG). --after runs
 // another capability on each item's text first, so the item is decided as a pipeline's second step.
 //
 //   node dist/bench/eval/eval.js [--file F]... [--set a,b] [--cap yes-no,classify,...] [--half fit|report]
@@ -25,6 +26,7 @@ import { open, type DecisionMachine } from '../../src/index.js';
 import { DEFAULT_DECISION_MODEL } from '../../src/models/manifest.js';
 import { judges, type Decision } from './judges.js';
 import { brier, ece, reliabilitySvg, type Outcome } from './metrics.js';
+import { recordRun } from '../harness.js';
 
 interface Case {
   id: string;
@@ -53,7 +55,7 @@ const { values } = parseArgs({
     permute: { type: 'string', default: '0' },
     after: { type: 'boolean', default: false },
     raw: { type: 'boolean', default: false },
-    out: { type: 'string', default: `${root}bench/results/eval.json` },
+    out: { type: 'string' },
     svg: { type: 'string' },
     model: { type: 'string' },
     'model-path': { type: 'string' },
@@ -185,7 +187,6 @@ interface Row {
 }
 const rows: Row[] = [];
 function save(extra: Record<string, unknown>): void {
-  mkdirSync(dirname(values.out!), { recursive: true });
   const run = {
     model,
     raw: values.raw,
@@ -194,7 +195,13 @@ function save(extra: Record<string, unknown>): void {
     limit: values.limit ? Number(values.limit) : null,
     date: new Date().toISOString(),
   };
-  writeFileSync(values.out!, `${JSON.stringify({ ...run, ...extra, sets: rows }, null, 1)}\n`);
+  if (!values.out) {
+    const { date: _, ...undated } = run; // the run's date is recordRun's
+    recordRun('eval', { ...undated, ...extra, sets: rows });
+    return;
+  }
+  mkdirSync(dirname(values.out), { recursive: true });
+  writeFileSync(values.out, `${JSON.stringify({ ...run, ...extra, sets: rows }, null, 1)}\n`);
 }
 for (const cap of caps) {
   const judge = judges[LONG[cap] ?? cap];
