@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { percentile } from '../src/bench/stats.js';
-import { recordRun, SMALL_DECISIONS } from './harness.js';
+import { post, recordRun, SMALL_DECISIONS } from './harness.js';
 
 const { values } = parseArgs({
   options: {
@@ -59,14 +59,8 @@ const api = `http://127.0.0.1:${port}/v1/decision-machine-1`;
 
 async function call(key: string, i: number): Promise<{ status: number; ms: number }> {
   const [name, body] = SMALL_DECISIONS[i % SMALL_DECISIONS.length]!;
-  const started = performance.now();
-  const res = await fetch(`${api}/${name}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  await res.arrayBuffer();
-  return { status: res.status, ms: performance.now() - started };
+  const { status, ms } = await post(`${api}/${name}`, body, { headers: { authorization: `Bearer ${key}` }, ok: false });
+  return { status, ms };
 }
 
 const count = (statuses: number[]) =>

@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../../src/config.js';
 import { openService } from '../../src/service.js';
 import { pythonClients, run } from '../../test/helpers/python-clients.js';
-import { recordRun, ROOT as root, serveService } from '../harness.js';
+import { post, recordRun, ROOT as root, serveService } from '../harness.js';
 
 const { values } = parseArgs({
   options: {
@@ -113,13 +113,8 @@ const seconds: number[] = [];
 const answered: { id: string; answers: Record<string, Answer> }[] = [];
 for (const [n, c] of cases.entries()) {
   const started = performance.now();
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'decision-machine-1', state: c.state, questions: c.questions }),
-  });
-  if (!res.ok) throw new Error(`${c.id}: ${res.status} ${await res.text()}`);
-  const { answers } = (await res.json()) as { answers: Record<string, Answer> };
+  const res = await post(url, { model: 'decision-machine-1', state: c.state, questions: c.questions });
+  const { answers } = res.json<{ answers: Record<string, Answer> }>();
   seconds.push((performance.now() - started) / 1000);
   answered.push({ id: c.id, answers });
   for (const [id, q] of Object.entries(c.questions)) {
