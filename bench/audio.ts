@@ -1,14 +1,13 @@
 // Audio benchmark: word error rate and real-time factor of each whisper model through the addon,
 // next to whisper.cpp's own command-line tool (examples/cli, built from the same sources) on the
-// same file, same model file and same threads, in the same run. Prints a table and writes
-// bench/results/audio.json.
+// same file, same model file and same threads, in the same run. Prints a table and writes its run
+// (by command line) into bench/results/audio.json.
 //
 //   node dist/bench/audio.js [--runs 3] [--models whisper-base,whisper-tiny.en]
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { Engine } from '../src/engine/engine.js';
@@ -17,8 +16,8 @@ import { resolveModel } from '../src/models/store.js';
 import { sentencesOf, wordsOf } from '../src/audio/words.js';
 import { recordedSpeech } from '../test/audio/recorded.js';
 import { encode, ensureAudioTools, SENTENCES, sox, speak, VOICES, wordErrors } from '../test/audio/speech.js';
+import { recordRun, ROOT as root } from './harness.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '3' },
@@ -57,7 +56,6 @@ const report: Record<string, unknown> = {
   threads: THREADS,
   runs,
   speedFileSeconds: speedSeconds,
-  measuredAt: new Date().toISOString(),
   models: {},
 };
 
@@ -160,5 +158,4 @@ function cliInferenceMs(path: string, heads: string): number {
   return ms('total') - ms('load');
 }
 
-mkdirSync(`${root}bench/results`, { recursive: true });
-writeFileSync(`${root}bench/results/audio.json`, JSON.stringify(report, null, 2) + '\n');
+recordRun('audio', report);

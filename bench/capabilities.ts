@@ -7,8 +7,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { percentile } from '../src/bench/stats.js';
-import { serveInProcess } from '../src/bench/target.js';
-import { recordRun, ticket as text, TICKET_SCHEMA } from './harness.js';
+import { post, recordRun, serveInProcess, ticket as text, TICKET_SCHEMA } from './harness.js';
 
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '8' }, batch: { type: 'string', default: '8' } },
@@ -20,17 +19,8 @@ const server = await serveInProcess(config);
 const { service } = server;
 const base = `${server.url}/v1/decision-machine-1`;
 
-async function call(capability: string, body: unknown): Promise<number> {
-  const started = performance.now();
-  const res = await fetch(`${base}/${capability}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  await res.arrayBuffer();
-  if (res.status !== 200) throw new Error(`${capability}: status ${res.status}`);
-  return performance.now() - started;
-}
+const call = async (capability: string, body: unknown): Promise<number> =>
+  (await post(`${base}/${capability}`, body)).ms;
 
 const p50 = (xs: number[]) => percentile(xs, 50);
 // Every call of the bench gets a text no earlier call had, so no row reads another row's text.

@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { connect, type Socket } from 'node:net';
-import { recordRun } from './harness.js';
+import { recordRun, serveService } from './harness.js';
 
 interface Target {
   url: string;
@@ -58,8 +58,6 @@ async function main(): Promise<void> {
   const { loadConfig } = await import('../src/config.js');
   const { Engine } = await import('../src/engine/engine.js');
   const { serviceOf } = await import('../src/service.js');
-  const { routes } = await import('../src/http/routes.js');
-  const { serve } = await import('../src/http/uws.js');
   const { createLogger } = await import('../src/log.js');
   const { openAccess } = await import('../src/auth/access.js');
   const { issueKey } = await import('../src/auth/keys.js');
@@ -86,12 +84,8 @@ async function main(): Promise<void> {
           }),
         );
   const access = await openAccess(config, () => engine.stats(), createLogger('silent'));
-  const server = await serve(routes(serviceOf(engine), access.gate), {
-    ...config,
-    log: createLogger('silent'),
-    metrics: access.metrics,
-  });
-  const url = `http://127.0.0.1:${server.port}`;
+  const server = await serveService(serviceOf(engine), config, access.gate);
+  const url = server.url;
   const { key } = await issueKey(access.store, 'prod', 'bench');
   const limited = await issueKey(access.store, 'prod', 'limited');
 
@@ -185,9 +179,8 @@ async function main(): Promise<void> {
     all: summary,
   });
 
-  server.close();
+  await server.close();
   await Promise.all(holders);
-  await engine.close();
   await access.close();
   rmSync(dir, { recursive: true, force: true });
 }

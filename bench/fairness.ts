@@ -3,24 +3,24 @@
 // 529); the two phases alternate for R rounds, so load from elsewhere on a shared machine falls on
 // both alike. Starts its own service (DM_AUTH=on, a temporary SQLite store; other DM_*
 // settings from the environment, e.g. DM_KEY_MAX_INFLIGHT) and issues the two keys. Reports B's
-// statuses and p50/p95 in both phases, A's statuses, as a table and bench/results/fairness.json.
+// statuses and p50/p95 in both phases, A's statuses, as a table; writes its run (by command line
+// and the DM_* settings below) into bench/results/fairness.json.
 //
 //   node dist/bench/fairness.js --requests 10 --clients 16 --rounds 3
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { percentile } from '../src/bench/stats.js';
-import { SMALL_DECISIONS } from './small-decisions.js';
+import { post, recordRun, SMALL_DECISIONS } from './harness.js';
 
 const { values } = parseArgs({
   options: {
     requests: { type: 'string', default: '12' },
     clients: { type: 'string', default: '16' },
     rounds: { type: 'string', default: '3' },
-    out: { type: 'string', default: 'bench/results/fairness.json' },
   },
 });
 const cli = new URL('../src/cli/main.js', import.meta.url).pathname;
@@ -59,14 +59,8 @@ const api = `http://127.0.0.1:${port}/v1/decision-machine-1`;
 
 async function call(key: string, i: number): Promise<{ status: number; ms: number }> {
   const [name, body] = SMALL_DECISIONS[i % SMALL_DECISIONS.length]!;
-  const started = performance.now();
-  const res = await fetch(`${api}/${name}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  await res.arrayBuffer();
-  return { status: res.status, ms: performance.now() - started };
+  const { status, ms } = await post(`${api}/${name}`, body, { headers: { authorization: `Bearer ${key}` }, ok: false });
+  return { status, ms };
 }
 
 const count = (statuses: number[]) =>
@@ -123,7 +117,6 @@ await new Promise((r) => server.once('exit', r));
 rmSync(dir, { recursive: true, force: true });
 
 const result = {
-  at: new Date().toISOString(),
   slots: config.DM_SLOTS,
   queue: config.DM_QUEUE,
   keyMaxInflight: config.DM_KEY_MAX_INFLIGHT,
@@ -134,7 +127,9 @@ const result = {
   flood: { ...loaded, ratioP50: Math.round((loaded.p50ms / idle.p50ms) * 100) / 100, keyA: count(floodStatuses) },
   refusals,
 };
-writeFileSync(values.out, JSON.stringify(result, null, 2) + '\n');
+recordRun('fairness', result, {
+  env: ['DM_KEY_MAX_INFLIGHT', 'DM_RATE_LIMIT', 'DM_TOKEN_LIMIT', 'DM_SLOTS', 'DM_QUEUE'],
+});
 console.log(`| key B (${values.rounds} rounds of ${values.requests}) | statuses | p50 ms | p95 ms |
 |---|---|---|---|
 | alone | ${JSON.stringify(idle.statuses)} | ${idle.p50ms} | ${idle.p95ms} |

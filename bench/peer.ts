@@ -9,17 +9,14 @@
 //
 //   node dist/bench/peer.js [--items 40] [--port 18600] [--eval ../shared/eval] [--min-chars 150] [--max-chars 450]
 import { readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { resolveModel } from '../src/models/store.js';
 import { percentile } from '../src/bench/stats.js';
-import { serveInProcess } from '../src/bench/target.js';
-import { recordRun } from './harness.js';
+import { post as timedPost, recordRun, ROOT as root, serveInProcess } from './harness.js';
 import { ensureLlamaServer, startLlamaServer } from '../src/bench/llama-server.js';
 import { completionBody, peerDecision, peerMessages, renderPrompt, type Labels } from '../src/bench/peer.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
   options: {
     items: { type: 'string', default: '40' },
@@ -86,16 +83,7 @@ const peer = await startLlamaServer(peerBin, {
   batch: config.batchSize,
 });
 
-async function post(url: string, body: unknown): Promise<any> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const json = await res.json();
-  if (res.status !== 200) throw new Error(`${url}: status ${res.status} ${JSON.stringify(json).slice(0, 200)}`);
-  return json;
-}
+const post = async (url: string, body: unknown): Promise<any> => (await timedPost(url, body)).json();
 
 const gold = (item: Item) => (item.cap === 'yes-no' ? String(item.expect.answer) : item.expect.label!);
 

@@ -6,7 +6,7 @@
 //   node dist/bench/retry-storm.js --url http://127.0.0.1:18200 --seconds 90 --clients 16 --retry storm
 import { parseArgs } from 'node:util';
 import { percentile } from '../src/bench/stats.js';
-import { SMALL_DECISIONS } from './small-decisions.js';
+import { post, SMALL_DECISIONS } from './harness.js';
 
 const { values } = parseArgs({
   options: {
@@ -35,14 +35,7 @@ async function client(k: number): Promise<void> {
       if (left <= 0) return;
       let status: number;
       try {
-        const res = await fetch(`${api}/${name}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-          signal: AbortSignal.timeout(Math.ceil(left)),
-        });
-        await res.arrayBuffer();
-        status = res.status;
+        ({ status } = await post(`${api}/${name}`, body, { ok: false, signal: AbortSignal.timeout(Math.ceil(left)) }));
       } catch {
         return; // the run ended while this request was in flight: not counted
       }

@@ -10,8 +10,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { percentile } from '../src/bench/stats.js';
-import { serveInProcess } from '../src/bench/target.js';
-import { recordRun, ticket, TICKET_SCHEMA } from './harness.js';
+import { post, recordRun, serveInProcess, ticket, TICKET_SCHEMA } from './harness.js';
 
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '10' }, port: { type: 'string', default: '18610' } },
@@ -39,16 +38,9 @@ interface Cost {
 
 async function call(capability: string, t: string): Promise<Cost> {
   const cpu = process.cpuUsage();
-  const started = performance.now();
-  const res = await fetch(`${base}/${capability}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(ask[capability]!(t)),
-  });
-  await res.arrayBuffer();
-  if (res.status !== 200) throw new Error(`${capability}: status ${res.status}`);
+  const { ms } = await post(`${base}/${capability}`, ask[capability]!(t));
   const used = process.cpuUsage(cpu);
-  return { ms: performance.now() - started, cpuMs: (used.user + used.system) / 1000 };
+  return { ms, cpuMs: (used.user + used.system) / 1000 };
 }
 
 const sum = (a: Cost, b: Cost): Cost => ({ ms: a.ms + b.ms, cpuMs: a.cpuMs + b.cpuMs });

@@ -6,7 +6,7 @@
 //   node dist/bench/soak.js --url http://127.0.0.1:19310 --pid <service pid> --minutes 20 --warmup 5
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { SMALL_DECISIONS } from './small-decisions.js';
+import { post, SMALL_DECISIONS } from './harness.js';
 
 const { values } = parseArgs({
   options: {
@@ -34,14 +34,7 @@ async function client(k: number): Promise<void> {
     // Every seventh request is abandoned after 200 ms: its slot must come back.
     const signal = i % 7 === 0 ? AbortSignal.timeout(200) : undefined;
     try {
-      const res = await fetch(`${api}/${name}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-        signal,
-      });
-      await res.arrayBuffer();
-      count(String(res.status));
+      count(String((await post(`${api}/${name}`, body, { ok: false, signal })).status));
     } catch {
       count('abandoned');
     }

@@ -1,21 +1,16 @@
 // System One benchmark: POST /v1/systemone with three questions (a noul, a 5-option choice, a
 // 4-level score) on a 300-character state, against one yes-no call on the same text, interleaved
-// in one run so both see the same machine. Prints a table and writes bench/results/systemone.json.
+// in one run so both see the same machine. Prints a table and writes its run into
+// bench/results/systemone.json.
 //
 //   node dist/bench/systemone.js [--runs 20]
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { Engine } from '../src/engine/engine.js';
 import { serviceOf } from '../src/service.js';
-import { routes } from '../src/http/routes.js';
-import { serve } from '../src/http/uws.js';
-import { createLogger } from '../src/log.js';
 import { resolveModel } from '../src/models/store.js';
-import { update300 } from './harness.js';
+import { post, recordRun, serveService, update300 } from './harness.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' } } });
 const runs = Number(values.runs);
 
@@ -25,8 +20,8 @@ const [modelPath, encoderPath] = await Promise.all([
   config.encoder === 'none' ? undefined : resolveModel(config.encoder),
 ]);
 const engine = await Engine.open({ ...config, modelPath, encoderPath });
-const server = await serve(routes(serviceOf(engine)), { ...config, log: createLogger('silent') });
-const base = `http://127.0.0.1:${server.port}`;
+const server = await serveService(serviceOf(engine), config);
+const base = server.url;
 
 const QUESTIONS = {
   urgent: { type: 'noul', instructions: 'The client must act before Friday.' },
@@ -48,17 +43,7 @@ const QUESTIONS = {
   },
 };
 
-async function call(path: string, body: unknown): Promise<{ ms: number; tokens: number }> {
-  const started = performance.now();
-  const res = await fetch(base + path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  await res.arrayBuffer();
-  if (res.status !== 200) throw new Error(`${path}: status ${res.status}`);
-  return { ms: performance.now() - started, tokens: Number(res.headers.get('x-input-tokens')) };
-}
+const call = (path: string, body: unknown) => post(base + path, body);
 
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
@@ -79,8 +64,7 @@ for (let i = 0; i < runs; i++) {
   one.push(await yesNo(i));
   three.push(await systemOne(i));
 }
-server.close();
-await engine.close();
+await server.close();
 
 const report = {
   model: engine.info.description,
@@ -138,5 +122,4 @@ row(
   `${report.systemOne3.p50Ms.toFixed(0)} / ${report.systemOne3.p95Ms.toFixed(0)} ms (${report.systemOne3.inputTokens} input tokens)`,
 );
 row('p50 ratio', `${report.ratioP50.toFixed(2)}x`);
-mkdirSync(`${root}bench/results`, { recursive: true });
-writeFileSync(`${root}bench/results/systemone.json`, `${JSON.stringify(report, null, 2)}\n`);
+recordRun('systemone', report);

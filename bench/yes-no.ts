@@ -5,15 +5,12 @@
 //   node dist/bench/yes-no.js [--runs 30] [--model-path FILE]
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import { resolveModel } from '../src/models/store.js';
 import { percentile as pct } from '../src/bench/stats.js';
-import { serveInProcess } from '../src/bench/target.js';
-import { recordRun, update300 as text300 } from './harness.js';
+import { post, recordRun, ROOT as root, serveInProcess, update300 as text300 } from './harness.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '30' }, 'model-path': { type: 'string' } },
 });
@@ -30,17 +27,7 @@ const { service } = server;
 const url = `${server.url}/v1/decision-machine-1/yes-no`;
 
 // 300-character texts that differ from run to run (update300), so nothing but the instructions is cached.
-async function call(body: unknown): Promise<{ ms: number; tokens: number }> {
-  const started = performance.now();
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  await res.arrayBuffer();
-  if (res.status !== 200) throw new Error(`status ${res.status}`);
-  return { ms: performance.now() - started, tokens: Number(res.headers.get('x-input-tokens')) };
-}
+const call = (body: unknown) => post(url, body);
 
 await call({ text: text300(999), statement: 'warm-up' }); // both slots load the instructions once
 await call({ text: text300(998), statement: 'warm-up' });

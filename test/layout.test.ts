@@ -1,7 +1,8 @@
 // The layout reads like the data path: no module of src/ imports itself back, through any chain
 // of static imports (type-only imports included), and no folder imports a folder above it in
 // FOLDER_ORDER, statically or by import(), so each folder can be read after the ones it uses
-// (docs/layout.md, "Folder order").
+// (docs/layout.md, "Folder order"). And the tests import nothing from bench/ (statically or by
+// import()): what a test needs lives in src/ or test/helpers/, and bench/ may use both.
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -9,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../../src');
+const tests = resolve(here, '../../test');
+const bench = resolve(here, '../../bench');
 
 /**
  * The units of src/ (its folders, and its top-level files without `.ts`) in the order a request
@@ -109,6 +112,17 @@ function backEdges(tree: string, order: readonly string[]): string[] {
   return found.sort();
 }
 
+/** Imports, static or import(), from a file under `from` to one under `to` ("from -> to", relative to `base`). */
+function importsInto(from: string, to: string, base: string): string[] {
+  return sources(from)
+    .flatMap((file) =>
+      importsOf(file, true)
+        .filter((target) => target.startsWith(to + sep))
+        .map((target) => `${relative(base, file)} -> ${relative(base, target)}`),
+    )
+    .sort();
+}
+
 t.test('src/ has no import cycle', async (t) => {
   const files = sources(root);
   t.ok(files.length > 50, `${files.length} modules read`);
@@ -127,3 +141,19 @@ t.test('a back-edge fails the check, static or import() (fixture: engine imports
   t.same(backEdges(tree, ['engine', 'http']), [], 'the same tree passes with engine above http');
   t.same(backEdges(tree, ['engine']), ['http/reply.ts: http is not in the folder order']);
 });
+
+t.test('the tests import nothing from bench/', async (t) => {
+  const found = importsInto(tests, bench, resolve(root, '..'));
+  t.same(found, [], found.join('\n'));
+});
+
+t.test(
+  'a test importing bench/ fails the check, static or import() (fixture: a test imports the harness)',
+  async (t) => {
+    const tree = resolve(here, '../../test/fixtures/layout-bench-import');
+    t.same(importsInto(join(tree, 'test'), join(tree, 'bench'), tree), [
+      'test/load.ts -> bench/harness.ts',
+      'test/text.ts -> bench/harness.ts',
+    ]);
+  },
+);

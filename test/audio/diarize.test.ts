@@ -1,7 +1,7 @@
 // Diarization on conversations made here from espeak-ng voices (turns and word times known):
 // the number of speakers is found and >= 90% of words get the right speaker after best label
 // matching; SPEAKER order is first heard; edge cases. The conversations differ from the ones
-// bench/diarize.ts chose the threshold on (other turn orders, gaps and lines).
+// bench/eval/diarize.ts chose the threshold on (other turn orders, gaps and lines).
 import t, { type Test } from 'tap';
 import { diarize } from '../../src/audio/diarize.js';
 import { testSpeakerEncoder } from '../helpers/model.js';

@@ -67,7 +67,7 @@ t.test('jevcompat test: conformant, every applicable MUST, SHOULD >= 14/15, the 
 });
 
 t.test(
-  'jevbench check: the benchmark reads every answer of one request (bench/jevbench.ts runs the benchmark)',
+  'jevbench check: the benchmark reads every answer of one request (bench/eval/jevbench.ts runs the benchmark)',
   async (t) => {
     const key = await server.key('jevbench');
     const out = await run(

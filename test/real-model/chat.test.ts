@@ -52,7 +52,7 @@ t.test('structured extraction returns the filled schema as content, typed', asyn
       },
     },
   });
-  // Field accuracy is measured by bench/eval.js; here: the schema's keys, its types, a clear value.
+  // Field accuracy is measured by bench/eval/eval.ts; here: the schema's keys, its types, a clear value.
   const data = JSON.parse(res.choices[0]!.message.content!) as { guest: unknown; adults: unknown; total: unknown };
   t.same(Object.keys(data), ['guest', 'adults', 'total']);
   t.equal(data.guest, 'Sam Ortiz');

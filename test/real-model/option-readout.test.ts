@@ -1,5 +1,5 @@
 // The trained readout of choices among options (src/decisions/option-readout.ts) on the real model:
-// classify decides through it when given one, and bench/readouts.ts's fit of it starts from, and
+// classify decides through it when given one, and bench/train/readouts.ts's fit of it starts from, and
 // with a large penalty stays at, the zero-shot reading.
 import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { READING_VERSION } from '../../src/decisions/reading.js';
 import { OptionReadout } from '../../src/decisions/option-readout.js';
 import { Classify } from '../../src/decisions/classify.js';
 import { labelsOf } from '../../src/decisions/labels.js';
-import { fitReadout, type Item } from '../../bench/readout-fit.js';
+import { fitReadout, type Item } from '../../src/heads/readout-fit.js';
 import { openTestEngine } from '../helpers/model.js';
 
 const engine = await openTestEngine();

@@ -1,4 +1,4 @@
-// rate's trained readout over the levels on the real model: what bench/rate-readout.ts fits on
+// rate's trained readout over the levels on the real model: what bench/train/rate-readout.ts fits on
 // (Rate.levelReadings) has rate as shipped for its zero-shot reading and reads each level in full
 // after the whole prompt; the fit held at its anchor decides as rate ships; the shipped readout is
 // read for the model it was fitted on and rate decides through it.
@@ -9,7 +9,7 @@ import { OptionReadout } from '../../src/decisions/option-readout.js';
 import { serviceOf } from '../../src/service.js';
 import { loadConfig } from '../../src/config.js';
 import { modelSha256 } from '../../src/models/identity.js';
-import { DECAYING, fitReadout } from '../../bench/readout-fit.js';
+import { DECAYING, fitReadout } from '../../src/heads/readout-fit.js';
 import { openTestEngine, testModelPath } from '../helpers/model.js';
 
 const engine = await openTestEngine();

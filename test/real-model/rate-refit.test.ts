@@ -1,14 +1,14 @@
 // The shipped rate readout's small refit, repeated from scratch: the first items of each vader
 // source (fetched from the registry as the refit fetches them), read anew on the real model and
-// fitted at the shipped layer and penalty, give the parameters bench/rate-readout.ts recorded in
+// fitted at the shipped layer and penalty, give the parameters bench/train/rate-readout.ts recorded in
 // src/decisions/readouts/rate.json. Reading is bit-identical whatever ran before (issue 48) and
 // the fit is plain arithmetic, so the figures must match exactly.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { Rate, RATE_READOUT_FILE } from '../../src/decisions/rate.js';
-import { DECAYING, fitReadout } from '../../bench/readout-fit.js';
-import { LAYERS, sample } from '../../bench/rate-items.js';
-import { vader } from '../../bench/training-data.js';
+import { DECAYING, fitReadout } from '../../src/heads/readout-fit.js';
+import { LAYERS, sample } from '../helpers/rate-items.js';
+import { vader } from '../helpers/training-data.js';
 import { openTestEngine } from '../helpers/model.js';
 
 interface Recorded {

@@ -1,10 +1,11 @@
 // Accuracy and calibration on labelled decisions, per set: any JSONL whose lines carry `id`, `cap`,
 // `req` (the request body) and `expect` (the gold), with optional `set` (else the file's name) and
-// `answer_any` (every accepted answer span). Prints a table, writes JSON (every decision's
-// probabilities, for bench/calibrate.ts) and optionally a reliability diagram (SVG). --after runs
+// `answer_any` (every accepted answer span). Prints a table, writes its run (by command line, every
+// decision's probabilities) into bench/results/eval.json, or the run alone to --out FILE (what
+// bench/train/calibrate.ts reads), and optionally a reliability diagram (SVG). --after runs
 // another capability on each item's text first, so the item is decided as a pipeline's second step.
 //
-//   node dist/bench/eval.js [--file F]... [--set a,b] [--cap yes-no,classify,...] [--half fit|report]
+//   node dist/bench/eval/eval.js [--file F]... [--set a,b] [--cap yes-no,classify,...] [--half fit|report]
 //       [--limit N] [--permute K] [--after] [--raw] [--out FILE] [--svg FILE] [--model ID | --model-path FILE]
 //
 // Default files: ../shared/eval/{dev-decisions,pool-dev,external/dev}.jsonl and bench/eval/extra-decisions.jsonl.
@@ -12,19 +13,20 @@
 // fitted on one and reported on the other. --limit keeps N items per set (in hash order, so a subset
 // is spread over the set). --permute K also runs classify and classify-tree with the labels in K
 // other orders and reports the share of decisions that change. --raw states the uncalibrated
-// probabilities (what bench/calibrate.ts fits on). The cap names `answer-20k` and
+// probabilities (what bench/train/calibrate.ts fits on). The cap names `answer-20k` and
 // `yes-no-20k` run those cases set in a 20,000-character text.
 import { SHARED_EVAL } from './dev-cases.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { calibration, IDENTITY } from '../src/decisions/distribution.js';
-import { fnv1a } from '../src/decisions/hash.js';
-import { open, type DecisionMachine } from '../src/index.js';
-import { DEFAULT_DECISION_MODEL } from '../src/models/manifest.js';
-import { judges, type Decision } from './eval-judges.js';
-import { brier, ece, reliabilitySvg, type Outcome } from './eval-metrics.js';
+import { calibration, IDENTITY } from '../../src/decisions/distribution.js';
+import { fnv1a } from '../../src/decisions/hash.js';
+import { open, type DecisionMachine } from '../../src/index.js';
+import { DEFAULT_DECISION_MODEL } from '../../src/models/manifest.js';
+import { judges, type Decision } from './judges.js';
+import { brier, ece, reliabilitySvg, type Outcome } from './metrics.js';
+import { recordRun } from '../harness.js';
 
 interface Case {
   id: string;
@@ -35,7 +37,7 @@ interface Case {
   answer_any?: (string | null)[]; // top level, or inside `expect` as external/dev.jsonl has it
 }
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = fileURLToPath(new URL('../../../', import.meta.url));
 const DEFAULT_FILES = [
   join(SHARED_EVAL, 'dev-decisions.jsonl'),
   `${root}bench/eval/extra-decisions.jsonl`,
@@ -53,7 +55,7 @@ const { values } = parseArgs({
     permute: { type: 'string', default: '0' },
     after: { type: 'boolean', default: false },
     raw: { type: 'boolean', default: false },
-    out: { type: 'string', default: `${root}bench/results/eval.json` },
+    out: { type: 'string' },
     svg: { type: 'string' },
     model: { type: 'string' },
     'model-path': { type: 'string' },
@@ -185,7 +187,6 @@ interface Row {
 }
 const rows: Row[] = [];
 function save(extra: Record<string, unknown>): void {
-  mkdirSync(dirname(values.out!), { recursive: true });
   const run = {
     model,
     raw: values.raw,
@@ -194,7 +195,13 @@ function save(extra: Record<string, unknown>): void {
     limit: values.limit ? Number(values.limit) : null,
     date: new Date().toISOString(),
   };
-  writeFileSync(values.out!, `${JSON.stringify({ ...run, ...extra, sets: rows }, null, 1)}\n`);
+  if (!values.out) {
+    const { date: _, ...undated } = run; // the run's date is recordRun's
+    recordRun('eval', { ...undated, ...extra, sets: rows });
+    return;
+  }
+  mkdirSync(dirname(values.out), { recursive: true });
+  writeFileSync(values.out, `${JSON.stringify({ ...run, ...extra, sets: rows }, null, 1)}\n`);
 }
 for (const cap of caps) {
   const judge = judges[LONG[cap] ?? cap];

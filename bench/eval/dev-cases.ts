@@ -1,10 +1,10 @@
 // The development sets: ../shared/eval beside the repository (or beside the worktrees' folder).
-// bench/eval.ts runs them; the readout benches report on them and never fit on them.
+// bench/eval/eval.ts runs them; the readout benches report on them and never fit on them.
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = fileURLToPath(new URL('../../../', import.meta.url));
 export const SHARED_EVAL =
   [join(root, '../shared/eval'), join(root, '../../shared/eval')].find(existsSync) ?? join(root, '../shared/eval');
 export const DEV_FILES = ['dev-decisions.jsonl', 'pool-dev.jsonl', 'external/dev.jsonl'];

@@ -4,25 +4,21 @@
 // sha256; answers the gold calls "unknown" left out), scored as the leaderboard scores it: the
 // argmax, ties shared; by kind and by domain. Coherence (--coherence): `jevbench eval` on
 // jevbench-mini (1,248 requests, over an hour on 2 cores; resumable through its request cache in
-// .cache/jevbench/), its dimension table. Writes bench/results/jevbench.json and docs/jevbench.md
-// beside the leaderboard's rows.
+// .cache/jevbench/), its dimension table. Writes its run into bench/results/jevbench.json, and
+// docs/jevbench.md beside the leaderboard's rows.
 //
-//   node dist/bench/jevbench.js [--per-domain N] [--coherence] [--gold FILE]
+//   node dist/bench/eval/jevbench.js [--per-domain N] [--coherence] [--gold FILE]
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, homedir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/config.js';
-import { routes } from '../src/http/routes.js';
-import { serve } from '../src/http/uws.js';
-import { createLogger } from '../src/log.js';
-import { openService } from '../src/service.js';
-import { pythonClients, run } from '../test/helpers/python-clients.js';
+import { loadConfig } from '../../src/config.js';
+import { openService } from '../../src/service.js';
+import { pythonClients, run } from '../../test/helpers/python-clients.js';
+import { post, recordRun, ROOT as root, serveService } from '../harness.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
   options: {
     'per-domain': { type: 'string' },
@@ -105,9 +101,8 @@ const cases = jsonl<Case>(join(suites, 'jevbench-240', 'cases.jsonl')).filter((c
 });
 
 const config = loadConfig(process.env, { port: 0, logLevel: 'silent', audio: 'off' });
-const service = await openService(config);
-const server = await serve(routes(service), { ...config, log: createLogger('silent') });
-const url = `http://127.0.0.1:${server.port}/v1/systemone`;
+const server = await serveService(await openService(config), config);
+const url = `${server.url}/v1/systemone`;
 
 type Tally = { right: number; of: number };
 const tally = () => ({ right: 0, of: 0 });
@@ -118,13 +113,8 @@ const seconds: number[] = [];
 const answered: { id: string; answers: Record<string, Answer> }[] = [];
 for (const [n, c] of cases.entries()) {
   const started = performance.now();
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'decision-machine-1', state: c.state, questions: c.questions }),
-  });
-  if (!res.ok) throw new Error(`${c.id}: ${res.status} ${await res.text()}`);
-  const { answers } = (await res.json()) as { answers: Record<string, Answer> };
+  const res = await post(url, { model: 'decision-machine-1', state: c.state, questions: c.questions });
+  const { answers } = res.json<{ answers: Record<string, Answer> }>();
   seconds.push((performance.now() - started) / 1000);
   answered.push({ id: c.id, answers });
   for (const [id, q] of Object.entries(c.questions)) {
@@ -165,7 +155,6 @@ if (values.coherence) {
   coherence = r.stdout.trim();
 }
 await server.close();
-await service.engine.close();
 
 const date = new Date().toISOString().slice(0, 10);
 const machine = `${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${cpus().length} cores`;
@@ -182,8 +171,7 @@ const result = {
   ...(coherence ? { coherence } : {}),
   answers: answered,
 };
-mkdirSync(join(root, 'bench', 'results'), { recursive: true });
-writeFileSync(join(root, 'bench', 'results', 'jevbench.json'), `${JSON.stringify(result, null, 2)}\n`);
+recordRun('jevbench', result);
 
 const ours = coherence ? ['below', '', '', '', '', ''] : ['not run', '', '', '', '', ''];
 const table = [
@@ -196,7 +184,7 @@ const kinds = ['noul', 'choice', 'score'].map((k) => `| ${k} | ${pct(byKind[k]!)
 const domains = Object.entries(byDomain).map(([d, t]) => `| ${d} | ${pct(t)} of ${t.of} |`);
 const doc = `# JevBench
 
-\`node dist/bench/jevbench.js${Number.isFinite(perDomain) ? ` --per-domain ${perDomain}` : ''}${values.coherence ? ' --coherence' : ''}\`, ${date}, ${machine}, default model, one case at a time
+\`node dist/bench/eval/jevbench.js${Number.isFinite(perDomain) ? ` --per-domain ${perDomain}` : ''}${values.coherence ? ' --coherence' : ''}\`, ${date}, ${machine}, default model, one case at a time
 (median ${median.toFixed(1)} s per case). Accuracy is each case's base request against JevBench's gold
 (\`data/gold.jsonl\`, answers it calls unknown left out), argmax with ties shared, as the
 leaderboard scores it; the leaderboard's rows are release 0.1.0's.

@@ -1,10 +1,11 @@
-// Refits a trained readout of rate over a scale's levels (issue 44) and reports it leaving each
-// training source out. The levels are options: per level s = a z + b e + v . h, as the option
-// readout (src/decisions/option-readout.ts; fitted by bench/readout-fit.ts with its step
+// Refits a trained readout of rate over a scale's levels and reports it leaving each training
+// source out. The levels are options: per level s = a z + b e + v . h, as the option readout
+// (src/decisions/option-readout.ts; fitted by src/heads/readout-fit.ts with its step
 // decaying), with z the level's zero-shot reading as rate ships it
 // (log-probability over the calibrated temperature), e the log-probability that the reply ends
 // after the level written out, h a layer's hidden state at the level's last token. Training items
-// come only from vaderSentiment 3.3.2's human ratings (bench/training-data.ts), one source per kind
+// come only from vaderSentiment 3.3.2's human ratings (test/helpers/training-data.ts; the items are
+// drawn by test/helpers/rate-items.ts, which the test that refits a few of them shares), one source per kind
 // of text: each text's mean rating (-4..4) is put on
 // one of a few general sentiment scales (SCALES), items near a cut between two levels left out and
 // levels drawn evenly, so the fit learns "which level fits", not a base rate. What the model reads
@@ -13,30 +14,29 @@
 // source is scored on it beside rate as shipped; --report also reads the development sets' rate
 // items (../shared/eval), never fitted on. The readout is written (--out) only when, at the best
 // layer and penalty, it beats rate as shipped on every source left out and loses on no development
-// set (--report required).
+// set (--report required). Writes its run (by command line) into bench/results/rate-readout.json.
 //
-//   node dist/bench/rate-readout.js [--per-source 120] [--penalties 0.3,1,10] [--seed 1] [--report]
+//   node dist/bench/train/rate-readout.js [--per-source 120] [--penalties 0.3,1,10] [--seed 1] [--report]
 //       [--eval ../shared/eval (the development sets' folder; from a worktree, /work/shared/eval)]
-//       [--out src/decisions/readouts/rate.json] [--results bench/results/rate-readout.json]
-import { devCases, SHARED_EVAL } from './dev-cases.js';
+//       [--out src/decisions/readouts/rate.json]
+import { devCases, SHARED_EVAL } from '../eval/dev-cases.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { FeatureCache } from './feature-cache.js';
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEFAULTS, loadConfig } from '../src/config.js';
-import { normalise } from '../src/decisions/distribution.js';
-import { Rate, RATE_READING_VERSION } from '../src/decisions/rate.js';
-import { Engine } from '../src/engine/engine.js';
-import { modelSha256 } from '../src/models/identity.js';
-import { resolveModel, storeOptions } from '../src/models/store.js';
-import { fnv1a } from '../src/decisions/hash.js';
-import { ece } from './eval-metrics.js';
-import { DECAYING, fitReadout, type FittedReadout, type Item } from './readout-fit.js';
-import { vader } from './training-data.js';
-import { LAYERS, MARGIN, SCALES, SMALL_REFIT, sample, type Asked } from './rate-items.js';
+import { DEFAULTS, loadConfig } from '../../src/config.js';
+import { normalise } from '../../src/decisions/distribution.js';
+import { Rate, RATE_READING_VERSION } from '../../src/decisions/rate.js';
+import { Engine } from '../../src/engine/engine.js';
+import { modelSha256 } from '../../src/models/identity.js';
+import { resolveModel, storeOptions } from '../../src/models/store.js';
+import { fnv1a } from '../../src/decisions/hash.js';
+import { ece } from '../eval/metrics.js';
+import { DECAYING, fitReadout, type FittedReadout, type Item } from '../../src/heads/readout-fit.js';
+import { vader } from '../../test/helpers/training-data.js';
+import { LAYERS, MARGIN, SCALES, SMALL_REFIT, sample, type Asked } from '../../test/helpers/rate-items.js';
+import { recordRun, ROOT as root } from '../harness.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
   options: {
     'per-source': { type: 'string', default: '120' },
@@ -45,7 +45,6 @@ const { values } = parseArgs({
     report: { type: 'boolean', default: false },
     eval: { type: 'string', default: SHARED_EVAL },
     out: { type: 'string', default: `${root}src/decisions/readouts/rate.json` },
-    results: { type: 'string', default: `${root}bench/results/rate-readout.json` },
   },
 });
 const perSource = Number(values['per-source']);
@@ -235,8 +234,8 @@ const smallRefit = {
 };
 
 const provenance = {
-  script: 'bench/rate-readout.ts',
-  command: `node dist/bench/rate-readout.js --per-source ${perSource} --penalties ${penalties.join(',')} --seed ${seed}${values.report ? ' --report' : ''}`,
+  script: 'bench/train/rate-readout.ts',
+  command: `node dist/bench/train/rate-readout.js --per-source ${perSource} --penalties ${penalties.join(',')} --seed ${seed}${values.report ? ' --report' : ''}`,
   seed,
   penalty: best.penalty,
   scales: SCALES,
@@ -252,23 +251,15 @@ const provenance = {
   smallRefit,
   fitted: new Date().toISOString().slice(0, 10),
 };
-mkdirSync(dirname(values.results), { recursive: true });
-writeFileSync(
-  values.results,
-  JSON.stringify(
-    {
-      model,
-      layers: LAYERS,
-      perSource,
-      byVariant,
-      best: { layer: best.layer, penalty: best.penalty },
-      ships,
-      provenance,
-    },
-    null,
-    2,
-  ) + '\n',
-);
+recordRun('rate-readout', {
+  model,
+  layers: LAYERS,
+  perSource,
+  byVariant,
+  best: { layer: best.layer, penalty: best.penalty },
+  ships,
+  provenance,
+});
 if (ships) {
   mkdirSync(dirname(values.out), { recursive: true });
   const layer = bestLayer ?? -1; // with no hidden state v is empty and the layer is only what the job asks

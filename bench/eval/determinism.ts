@@ -3,9 +3,9 @@
 // after start on a one-slot engine without a prompt cache. Prints, per situation, the
 // probability and how far it is from that first one (0 when the bits are the same).
 //
-//   node dist/bench/determinism.js
-import { open, type DecisionMachine } from '../src/index.js';
-import type { Config } from '../src/config.js';
+//   node dist/bench/eval/determinism.js
+import { open, type DecisionMachine } from '../../src/index.js';
+import type { Config } from '../../src/config.js';
 
 const TEXT = 'Server db-7 has been at 97% disk usage since 02:00; backups are failing and alerts keep firing.';
 const STATEMENT = 'The writer reports a problem.';

@@ -1,4 +1,5 @@
-// Diarization, measured three ways. Prints tables, writes bench/results/diarize.json.
+// Diarization, measured three ways. Prints tables, writes its run (by command line) into
+// bench/results/diarize.json.
 //
 //   - short turns, synthetic: dialogs of 2-4 espeak-ng voices (different sex, accent and pitch)
 //     with turns of 2-5 s, generated from a seed;
@@ -14,8 +15,8 @@
 // of the set pooled, and the worst file). Whisper's words are cached by audio hash in the
 // system's temp folder, so a re-run only re-diarizes.
 //
-//   node dist/bench/diarize.js [--seed N] [--synthetic N] [--recorded N] [--only short|long] [--words script]
-//                              [--speaker MODEL_ID] [--tuning JSON]
+//   node dist/bench/eval/diarize.js [--seed N] [--synthetic N] [--recorded N] [--only short|long] [--words script]
+//                                   [--speaker MODEL_ID] [--tuning JSON]
 //
 // --words script gives the synthetic dialogs their script's word times (spread over each turn by
 // letter count) instead of whisper's: a quicker check while developing. --speaker measures another
@@ -23,19 +24,19 @@
 // clustering constants, e.g. '{"threshold":0.6}'.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DIARIZE_DEFAULTS, diarize } from '../src/audio/diarize.js';
-import { DEFAULT_SPEAKER_MODEL } from '../src/models/manifest.js';
-import { loadConfig } from '../src/config.js';
-import { loadAudio } from '../src/service.js';
-import { Transcription } from '../src/audio/transcription.js';
-import type { Word } from '../src/api/transcription.js';
-import { Engine, type SpeakerEmbedder } from '../src/engine/engine.js';
-import { wavOf } from '../test/audio/speech.js';
-import { testModelPath, testSpeakerEncoder } from '../test/helpers/model.js';
+import { DIARIZE_DEFAULTS, diarize } from '../../src/audio/diarize.js';
+import { DEFAULT_SPEAKER_MODEL } from '../../src/models/manifest.js';
+import { loadConfig } from '../../src/config.js';
+import { loadAudio } from '../../src/service.js';
+import { Transcription } from '../../src/audio/transcription.js';
+import type { Word } from '../../src/api/transcription.js';
+import { Engine, type SpeakerEmbedder } from '../../src/engine/engine.js';
+import { wavOf } from '../../test/audio/speech.js';
+import { testModelPath, testSpeakerEncoder } from '../../test/helpers/model.js';
 import {
   ensureSpeechTools,
   joined,
@@ -51,9 +52,9 @@ import {
   withWords,
   type Conversation,
   type Turn,
-} from '../test/helpers/speech-conversation.js';
+} from '../../test/helpers/speech-conversation.js';
+import { recordRun } from '../harness.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 // Loaded on first use, so the generators can be imported without the addon.
 let encoder: Promise<SpeakerEmbedder> | undefined;
 let speakerModel: string | undefined;
@@ -397,18 +398,14 @@ async function main(): Promise<void> {
     sets.push(summary('long turns (exact word times)', long));
   }
 
+  // The run's date, command line and load averages when it ended are added by recordRun.
   const report = {
-    command: `node dist/bench/diarize.js --seed ${seed} --synthetic ${args.synthetic} --recorded ${args.recorded}${args.only ? ` --only ${args.only}` : ''}${args.words === 'script' ? ' --words script' : ''}${args.speaker ? ` --speaker ${args.speaker}` : ''}${args.tuning ? ` --tuning '${args.tuning}'` : ''}`,
-    date: new Date().toISOString(),
     machine: '2 cores (shared with other work while measured), no GPU',
-    /** 1, 5 and 15 minute load averages when the run ended. */
-    loadAverage: loadavg().map((l) => Number(l.toFixed(2))),
     speaker: speakerModel ?? DEFAULT_SPEAKER_MODEL,
     defaults: { ...DIARIZE_DEFAULTS, ...tuning },
     sets,
   };
-  mkdirSync(`${root}bench/results`, { recursive: true });
-  writeFileSync(`${root}bench/results/diarize.json`, `${JSON.stringify(report, null, 2)}\n`);
+  recordRun('diarize', report);
 }
 
 // Run as a program (the generators above are also imported by development scripts).

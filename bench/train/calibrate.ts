@@ -1,12 +1,14 @@
-// Fits the calibration maps (src/decisions/calibration.json) on a bench/eval run of the `fit` half
-// with uncalibrated probabilities, measures every candidate map on a run of the `report` half (never
-// on a fitted item), ships the one with the lowest held-out ECE, and records where it came from.
+// Fits the calibration maps (src/decisions/calibration.json) on bench/eval/eval.ts runs of the `fit`
+// half with uncalibrated probabilities, measures every candidate map on runs of the `report` half
+// (never on a fitted item), ships the one with the lowest held-out ECE, and records where it came
+// from.
 //
-//   node dist/bench/eval.js --half fit --raw --cap yes-no,verify --out bench/results/eval-fit-raw-binary.json
-//     (and --cap classify,classify-tree -> eval-fit-raw-choices.json, --cap rate -> eval-fit-raw-rate.json;
-//     the same three with --half report -> eval-report-raw-*.json)
-//   node dist/bench/calibrate.js [--in FIT.json]... [--report REPORT.json]... (several runs of a half, one per
-//     capability group; by default the six files above)
+//   node dist/bench/eval/eval.js --half fit --raw --cap yes-no,verify
+//     (and --cap classify,classify-tree, --cap rate; the same three with --half report): six runs in
+//     bench/results/eval.json
+//   node dist/bench/train/calibrate.js [--in RUN]... [--report RUN]... (several runs of a half, one per
+//     capability group; a RUN is a run of bench/results/eval.json named by its arguments, as
+//     "--half fit --raw --cap rate", or a file eval.js --out wrote; by default the six runs above)
 //       [--out src/decisions/calibration.json] [--svg docs/reliability.svg]
 //
 // Candidates. yes-no and verify: the map in effect, none, a prior correction (a bias only), Platt
@@ -20,26 +22,25 @@
 // classify (and each classify-tree level) and rate: the map in effect, none, one softmax
 // temperature, and one per range of option counts, each fitted by likelihood of the gold option.
 // Prints the per-set table before (the map in effect) and after.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { Calibration, Platt, Temperatures } from '../src/decisions/distribution.js';
-import { holds, logit, normalise, platt, temperature } from '../src/decisions/distribution.js';
-import { findModel } from '../src/models/manifest.js';
-import type { Decision } from './eval-judges.js';
-import { brier, ece, reliabilitySvg, type Outcome } from './eval-metrics.js';
+import type { Calibration, Platt, Temperatures } from '../../src/decisions/distribution.js';
+import { holds, logit, normalise, platt, temperature } from '../../src/decisions/distribution.js';
+import { findModel } from '../../src/models/manifest.js';
+import type { Decision } from '../eval/judges.js';
+import { brier, ece, reliabilitySvg, type Outcome } from '../eval/metrics.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const GROUPS = ['binary', 'choices', 'rate']; // the capability groups the eval runs are split into
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+// The capability groups the eval runs are split into, and the runs of each half by their arguments.
+const GROUPS = ['yes-no,verify', 'classify,classify-tree', 'rate'];
+const runsOf = (half: string) => GROUPS.map((caps) => `--half ${half} --raw --cap ${caps}`);
+const EVAL = `${root}bench/results/eval.json`;
 const { values } = parseArgs({
   options: {
-    in: { type: 'string', multiple: true, default: GROUPS.map((g) => `${root}bench/results/eval-fit-raw-${g}.json`) },
-    report: {
-      type: 'string',
-      multiple: true,
-      default: GROUPS.map((g) => `${root}bench/results/eval-report-raw-${g}.json`),
-    },
+    in: { type: 'string', multiple: true, default: runsOf('fit') },
+    report: { type: 'string', multiple: true, default: runsOf('report') },
     out: { type: 'string', default: `${root}src/decisions/calibration.json` },
     svg: { type: 'string' },
     'results-out': { type: 'string', default: `${root}bench/results/calibration-report.json` },
@@ -55,9 +56,20 @@ interface Run {
   files: string[];
   sets: { set: string; capability: string; items: { id: string; decisions: Decision[] }[] }[];
 }
+/** A run of bench/results/eval.json by its arguments, or a file eval.js --out wrote. */
+function readRun(name: string): Run {
+  if (name.endsWith('.json') && existsSync(name)) return JSON.parse(readFileSync(name, 'utf8'));
+  const runs = (JSON.parse(readFileSync(EVAL, 'utf8')) as { runs: Record<string, Run> }).runs;
+  if (!runs[name]) throw new Error(`no run "${name}" in ${EVAL} (runs: ${Object.keys(runs).join('; ')})`);
+  return runs[name];
+}
+/** Where a run was read from, for the record. */
+const sourceOf = (name: string) =>
+  name.endsWith('.json') && existsSync(name) ? relative(root, name) : `${relative(root, EVAL)}: ${name}`;
+
 /** Runs of one half (e.g. one per group of capabilities, each with its own --limit), read as one. */
 function readRuns(files: string[], half: string): Run & { runs: Omit<Run, 'sets'>[] } {
-  const runs: Run[] = files.map((f) => JSON.parse(readFileSync(f, 'utf8')));
+  const runs: Run[] = files.map(readRun);
   for (const [i, r] of runs.entries())
     if (!r.raw || r.half !== half) throw new Error(`${files[i]} must be a --raw run of the ${half} half`);
   if (new Set(runs.map((r) => r.model)).size > 1) throw new Error(`${files.join(', ')}: runs of different models`);
@@ -446,7 +458,7 @@ const provenance = {
 writeFileSync(values.out!, `${JSON.stringify({ provenance, parameters }, null, 2)}\n`);
 writeFileSync(
   values['results-out']!,
-  `${JSON.stringify({ report: values.report!.map((f) => relative(root, f)), fit: values.in!.map((f) => relative(root, f)), measured, chosen, sets }, null, 1)}\n`,
+  `${JSON.stringify({ report: values.report!.map(sourceOf), fit: values.in!.map(sourceOf), measured, chosen, sets }, null, 1)}\n`,
 );
 if (values.svg) {
   const curves = new Map<string, Outcome[]>([

