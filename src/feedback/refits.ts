@@ -143,9 +143,12 @@ export class Refits {
     return run;
   }
 
-  /** Resolves when every queued refit has ended. */
+  /**
+   * Resolves when every queued read and refit has ended, those queued meanwhile too (a read that
+   * completes a decision's corrections queues its refit as it ends).
+   */
   async settled(): Promise<void> {
-    await this.queue;
+    for (let seen: Promise<unknown> | undefined; seen !== this.queue; ) await (seen = this.queue);
   }
 
   /**
