@@ -136,6 +136,66 @@ t.test('an admitted request is never refused for its own second job (label prior
   t.equal(server.engine.stats().refused, 0);
 });
 
+t.test("one admission per request: its session's rounds share it and its token budget", async (t) => {
+  const engine = await Engine.open({ ...SMALL, modelPath: 'fake', slots: 1, queue: 0 }, fakeBinding());
+  t.teardown(() => engine.close());
+  const spent = await engine.admit(async (session) => {
+    await session.score([job]);
+    const once = session.budget.spent;
+    await session.score([job]);
+    t.equal(engine.stats().inflight, 1, 'the second round is not admitted again');
+    await t.rejects(
+      scoreRound(engine, [job]),
+      { code: 'overloaded' },
+      'a second request is refused while this one holds the place',
+    );
+    t.equal(session.budget.limit, engine.requestTokens);
+    return [once, session.budget.spent];
+  });
+  t.same(spent, [5, 10], 'each round charged to the one budget');
+  t.equal(engine.stats().inflight, 0);
+  const over = { ...job, prefix: new Int32Array(3000) };
+  await t.rejects(
+    engine.admit(async (session) => {
+      for (let round = 0; round < 3; round++) await session.score([over]); // 3 x 3,003 tokens
+    }),
+    { code: 'invalid_request', message: /needs 9009 tokens of model reading, more than the limit of 8192 per request/ },
+    'rounds over the request budget refused with a 400',
+  );
+});
+
+t.test('background work has its own session: not admitted, never refused, not budgeted', async (t) => {
+  const engine = await Engine.open({ ...SMALL, modelPath: 'fake', slots: 1, queue: 0 }, fakeBinding({ delayMs: 100 }));
+  t.teardown(() => engine.close());
+  const request = scoreRound(engine, [job]);
+  const spent = await engine.background(async (session) => {
+    t.ok(session.background);
+    await session.score([job]);
+    return session.budget.spent;
+  });
+  t.equal(spent, 0, 'background slots: nothing charged');
+  t.equal(engine.stats().refused, 0);
+  await request;
+});
+
+t.test("a session's view without its signal is not cancelled with the request", async (t) => {
+  const binding = fakeBinding({ delayMs: 200 });
+  const engine = await Engine.open({ ...SMALL, modelPath: 'fake' }, binding);
+  t.teardown(() => engine.close());
+  const controller = new AbortController();
+  let shared: Promise<unknown> | undefined;
+  const request = engine.admit(
+    (session) => {
+      shared = session.withoutSignal().score([job]);
+      return session.score([job]);
+    },
+    { signal: controller.signal },
+  );
+  controller.abort();
+  await t.rejects(request, CancelledError);
+  await t.resolves(shared!, "the shared job (a label set's prior) finishes for those waiting on it");
+});
+
 /** An engine on the fake binding with audio: capacity one, the speaker encoder slow. */
 async function audioEngine(t: Test) {
   const binding = fakeBinding({ speakerDelayMs: 200 });
