@@ -121,9 +121,9 @@ export class Classify {
   }
 
   /**
-   * Scores every text in the request's `session` and decides each; the label
-   * set's prior is computed alongside (once per label set and question) and divided out. `cost`:
-   * what each text's reading took, the first reading aside when the caller gave it.
+   * Scores every text in the request's `session` and decides each; the label set's prior is
+   * computed alongside (once per label set and question) and divided out. `cost`: what each
+   * text's reading took, the first reading aside when the caller gave it.
    */
   async classified(
     session: Session,

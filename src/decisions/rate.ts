@@ -55,8 +55,8 @@ export class Rate {
   }
 
   /**
-   * Rates every text with `score` (a session's): the zero-shot reading, read again
-   * by the trained readout when there is one; `question`: the asker's own, read after the text.
+   * Rates every text with `score` (a session's rounds): the zero-shot reading, read again by the
+   * trained readout when there is one; `question`: the asker's own, read after the text.
    */
   async rated(
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,

@@ -196,7 +196,7 @@ export async function fitHeads(engine: Engine, examples: LabelledLine[], opts: F
       read = await readExamples(
         reader,
         group,
-        (read) => engine.admit(read), // each round of reading its own admission
+        (read) => engine.admit(read), // each chunk read in an admission of its own
         (n) => progress?.update((done += n)),
       );
     } else {
