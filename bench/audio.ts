@@ -73,7 +73,7 @@ for (const id of values.models.split(',')) {
   });
   await engine.loadWhisper(path, model.alignmentHeads ?? '', vad);
   const transcribe = async (audio: Buffer) => {
-    const r = await engine.transcribe({ audio, maxSeconds: 3600, language: 'en' });
+    const r = await engine.admit((s) => s.transcribe({ audio, maxSeconds: 3600, language: 'en' }));
     const text = sentencesOf(wordsOf(r.segments, r.samples / 16000, r.energy))
       .map((s) => s.text)
       .join(' ');

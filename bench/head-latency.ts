@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULTS, loadConfig } from '../src/config.js';
+import type { Session } from '../src/engine/engine.js';
 import { serviceOf, openService } from '../src/service.js';
 import { openStore } from '../src/store/store.js';
 import { fitHeads, parseExamples } from '../src/heads/fit.js';
@@ -139,7 +140,8 @@ for (const c of cases) {
       [headed, learned],
     ] as const) {
       const t0 = performance.now();
-      const out = await (s[cap] as { run(b: object): Promise<{ heads?: string[] }> }).run(body);
+      const decision = s[cap] as { run(b: object, session: Session): Promise<{ heads?: string[] }> };
+      const out = await engine.admit((session) => decision.run(body, session));
       times.push(performance.now() - t0);
       if (s === headed && out.heads) named++;
     }

@@ -56,7 +56,8 @@ const engine = service.engine;
 const prefill: number[] = [];
 for (let i = 0; i < 5; i++) {
   const prefix = engine.tokenize(`${i} ${text300(i).repeat(8)}`.repeat(2)).slice(0, 511);
-  const [r] = await engine.score([{ prefix, branches: [engine.tokenize('?')], options: [engine.tokenize('Yes')] }]);
+  const job = { prefix, branches: [engine.tokenize('?')], options: [engine.tokenize('Yes')] };
+  const [r] = await engine.admit((s) => s.score([job]));
   prefill.push(r!.promptTokens / (r!.decodeMs / 1000));
 }
 const rssMb = process.memoryUsage().rss / 2 ** 20;

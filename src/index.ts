@@ -79,7 +79,8 @@ export async function open(overrides: Partial<Config> = {}): Promise<DecisionMac
 
 /**
  * The library over an opened service: each call is validated by its capability's validator, then
- * admitted once for all it runs (its long-text windows included), as an HTTP request is.
+ * admitted once (Engine.admit) and its decision handed that Session for all it runs (its long-text
+ * windows included), as an HTTP request is.
  */
 function machine(s: Service, store: Store, model: string): DecisionMachine {
   const billed: Record<string, Call<unknown, BilledBody<unknown>>> = {};
@@ -87,7 +88,7 @@ function machine(s: Service, store: Store, model: string): DecisionMachine {
   for (const c of s.capabilities) {
     const call: Call<unknown, BilledBody<unknown>> = async (input, o) => {
       const valid = c.validate(input);
-      return s.engine.admitted(() => c.decision.run(valid, o?.signal));
+      return s.engine.admit((session) => c.decision.run(valid, session), { signal: o?.signal });
     };
     billed[c.capability.method] = call;
     calls[c.capability.method] = async (input, o) => (await call(input, o)).body;
@@ -97,7 +98,11 @@ function machine(s: Service, store: Store, model: string): DecisionMachine {
     ...(calls as Calls),
     billed: billed as BilledCalls,
     ...(transcription && {
-      transcribe: async (audio, o) => (await transcription.run(audio, o?.diarize ?? false, o?.signal)).body,
+      transcribe: async (audio, o) => {
+        const diarize = o?.diarize ?? false;
+        return (await s.engine.admit((session) => transcription.run(audio, diarize, session), { signal: o?.signal }))
+          .body;
+      },
     }),
     fit: async (jsonl, o) => {
       const reports = await fitHeads(s.engine, parseExamples(jsonl), { store, model, progress: o?.progress });

@@ -220,7 +220,7 @@ async function whisperWords(transcription: Transcription, pcm: Float32Array): Pr
     `${createHash('sha256').update(wav).update(loadConfig().whisperModel).digest('hex').slice(0, 24)}.json`,
   );
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Word[];
-  const { body } = await transcription.run(wav, false);
+  const { body } = await transcription.engine.admit((s) => transcription.run(wav, false, s));
   const words = body.segments.flatMap((s) => s.words.map(({ word, start, end }) => ({ word, start, end })));
   mkdirSync(dir, { recursive: true });
   writeFileSync(file, JSON.stringify(words));

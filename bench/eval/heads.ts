@@ -14,6 +14,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DEFAULTS, loadConfig } from '../../src/config.js';
+import type { Session } from '../../src/engine/engine.js';
 import { openService } from '../../src/service.js';
 import { routeOutcome } from '../../src/heads/fit.js';
 import { choose } from '../../src/heads/learn.js';
@@ -116,11 +117,8 @@ for (const name of values.sets.split(',')) {
     const out: Example[] = [];
     for (let i = 0; i < items.length; i += 16) {
       const chunk = items.slice(i, i + 16);
-      const { readings } = await reader.read(
-        t.sig,
-        chunk.map((x) => x.text),
-        (jobs) => engine.score(jobs),
-      );
+      const texts = chunk.map((x) => x.text);
+      const { readings } = await engine.admit((s) => reader.read(t.sig, texts, s));
       readings.forEach((r, k) => out.push({ ...r, label: t.outcomeOf(chunk[k]!) }));
     }
     return out;
@@ -171,7 +169,8 @@ for (const name of values.sets.split(',')) {
   let shippedRight = 0;
   for (const x of sample) {
     const { cap, body } = t.request(x.text);
-    const r = (await service[cap].run(body as never)).body;
+    const decision = service[cap] as { run(b: never, s: Session): Promise<{ body: unknown }> };
+    const r = (await engine.admit((s) => decision.run(body as never, s))).body;
     shippedRight += routeOutcome(t.sig, r) === t.outcomeOf(x) ? 1 : 0;
   }
   results.push({

@@ -24,6 +24,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { FeatureCache } from './feature-cache.js';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { ScoreJob } from '../../src/binding.js';
 import { DEFAULTS, loadConfig } from '../../src/config.js';
 import { normalise } from '../../src/decisions/distribution.js';
 import { Rate, RATE_READING_VERSION } from '../../src/decisions/rate.js';
@@ -81,7 +82,7 @@ const todo = asked.filter((a) => !reads.has(a.id));
 if (todo.length > 0) {
   const engine = await Engine.open({ ...config, modelPath, encoderPath: undefined });
   const rate = new Rate(engine);
-  const score = (jobs: Parameters<typeof engine.score>[0]) => engine.score(jobs);
+  const score = (jobs: ScoreJob[]) => engine.admit((s) => s.score(jobs));
   const started = performance.now();
   for (const [n, a] of todo.entries()) {
     const { z, read } = await rate.levelReadings(score, [a.text], a.scale, LAYERS);

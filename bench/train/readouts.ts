@@ -109,10 +109,9 @@ const todo = asked.filter((a) => !items.has(a.id));
 if (todo.length > 0) {
   const engine = await Engine.open({ ...config, modelPath, encoderPath: undefined });
   const classify = new Classify(engine);
-  const score = (jobs: Parameters<typeof engine.score>[0]) => engine.score(jobs);
   const started = performance.now();
   for (const [n, a] of todo.entries()) {
-    const { z, read } = await classify.optionReadings(score, [a.text], a.labels, layer);
+    const { z, read } = await engine.admit((s) => classify.optionReadings(s, [a.text], a.labels, layer));
     const r = read[0]!;
     const item: Item = {
       id: a.id,

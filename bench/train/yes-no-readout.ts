@@ -28,7 +28,7 @@ import { DEFAULTS, loadConfig } from '../../src/config.js';
 import { calibration, sigmoid } from '../../src/decisions/distribution.js';
 import { fnv1a } from '../../src/decisions/hash.js';
 import { YesNo, type YesNoInput } from '../../src/decisions/yes-no.js';
-import { Engine } from '../../src/engine/engine.js';
+import { Engine, type Session } from '../../src/engine/engine.js';
 import { shuffleInPlace, uniform } from '../../src/heads/random.js';
 import { modelSha256 } from '../../src/models/identity.js';
 import { resolveModel, storeOptions } from '../../src/models/store.js';
@@ -155,29 +155,20 @@ const reads = cache.items;
 const todo = asked.filter((a) => !reads.has(a.id));
 if (todo.length > 0) {
   const engine = await Engine.open({ ...config, modelPath, encoderPath });
-  // YesNo as shipped, on an engine whose score jobs also return LAYERS' hidden states: what each
+  // YesNo as shipped, in a session whose score jobs also return LAYERS' hidden states: what each
   // request's jobs returned is kept for the read.
   let returned: ScoreResult[] = [];
-  const reading = new Proxy(engine, {
-    get(target, key) {
-      if (key === 'score')
-        return async (jobs: ScoreJob[], signal?: AbortSignal) => {
-          returned = await target.score(
-            jobs.map((j) => ({ ...j, hidden: true, hiddenLayers: LAYERS })),
-            signal,
-          );
-          return returned;
-        };
-      const v = Reflect.get(target, key) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-  const yesNo = new YesNo(reading);
+  const reading = (session: Session): Session =>
+    Object.assign(Object.create(session) as Session, {
+      score: async (jobs: ScoreJob[]) =>
+        (returned = await session.score(jobs.map((j) => ({ ...j, hidden: true, hiddenLayers: LAYERS })))),
+    });
+  const yesNo = new YesNo(engine);
   const { a, b } = calibration['yes-no'];
   const started = performance.now();
   for (const [n, x] of todo.entries()) {
     returned = [];
-    const out = await yesNo.run(x.req);
+    const out = await engine.admit((session) => yesNo.run(x.req, reading(session)));
     const body = out.body as
       { probability: number } | { results: ({ probability: number } | { results: { probability: number }[] })[] };
     const shipped = 'results' in body ? body.results.flatMap((r) => ('results' in r ? r.results : [r])) : [body];

@@ -1,5 +1,5 @@
 // POST /v1/audio/transcribe behind the HTTP layer: audio bytes -> TranscriptionResponse.
-import type { Engine, SpeakerEmbedder } from '../engine/engine.js';
+import type { Engine, Session, SpeakerEmbedder } from '../engine/engine.js';
 import { ERRORS } from '../errors.js';
 import type { Config } from '../config.js';
 import type { Segment, TranscriptionResponse, Word } from '../api/transcription.js';
@@ -33,45 +33,45 @@ export class Transcription {
     readonly settings: AudioLimits,
   ) {}
 
-  /** `language` (a whisper code or "auto") replaces DM_AUDIO_LANGUAGE for this file. */
+  /**
+   * Transcribes `audio` in the request's `session`: its transcription and speaker embeddings are
+   * admitted together, so they count against DM_SLOTS + DM_QUEUE and close() waits for both.
+   * `language` (a whisper code or "auto") replaces DM_AUDIO_LANGUAGE for this file.
+   */
   async run(
     audio: Uint8Array,
     diarize: boolean,
-    signal?: AbortSignal,
+    session: Session,
     language = this.settings.audioLanguage,
   ): Promise<BilledTranscript> {
     if (!this.engine.canTranscribe)
       throw ERRORS.unsupportedRequest('transcription is not enabled on this server: no whisper model is loaded');
     if (audio.length === 0) throw ERRORS.invalidRequest('body: empty; send the audio file bytes as the request body');
-    // One session for the whole request: transcription and speaker embeddings are admitted
-    // together, so they count against DM_SLOTS + DM_QUEUE and close() waits for both.
-    return this.engine.session(async (run) => {
-      const result = await run.transcribe({
-        audio,
-        maxSeconds: this.settings.audioMaxSeconds,
-        language,
-        wantPcm: diarize,
-      });
-      const duration = result.samples / SAMPLE_RATE;
-      const words = wordsOf(result.segments, duration, result.energy);
-      let inferenceMs = result.decodeMs;
-      let segments: Segment[] = sentencesOf(words);
-      if (diarize) {
-        const started = performance.now();
-        segments = await labelSpeakers(segments, words, result.pcm!, run.speakers, signal);
-        inferenceMs += performance.now() - started;
-      }
-      return {
-        body: {
-          text: segments.map((s) => s.text).join(' '),
-          segments,
-          duration: Math.round(duration * 1000) / 1000,
-          language: null,
-        },
-        inputTokens: billedTokens(duration, diarize),
-        inferenceMs: Math.round(inferenceMs),
-      };
-    }, signal);
+    const result = await session.transcribe({
+      audio,
+      maxSeconds: this.settings.audioMaxSeconds,
+      language,
+      wantPcm: diarize,
+    });
+    const duration = result.samples / SAMPLE_RATE;
+    const words = wordsOf(result.segments, duration, result.energy);
+    let inferenceMs = result.decodeMs;
+    let segments: Segment[] = sentencesOf(words);
+    if (diarize) {
+      const started = performance.now();
+      segments = await labelSpeakers(segments, words, result.pcm!, session.speakers, session.signal);
+      inferenceMs += performance.now() - started;
+    }
+    return {
+      body: {
+        text: segments.map((s) => s.text).join(' '),
+        segments,
+        duration: Math.round(duration * 1000) / 1000,
+        language: null,
+      },
+      inputTokens: billedTokens(duration, diarize),
+      inferenceMs: Math.round(inferenceMs),
+    };
   }
 }
 

@@ -1,6 +1,6 @@
 // answer: an extractive answer span, decoded by the span kernel (only runs of the text's own
 // tokens may be written), or null when the model's "None" is likelier than the best span.
-import type { Engine } from '../engine/engine.js';
+import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
 import { Prompt } from './prompt.js';
 import { logit, sigmoid } from './distribution.js';
@@ -45,12 +45,12 @@ export class Answer {
     this.yesNo = Int32Array.from(['Yes', 'No'], (o) => this.prompt.option(o)[0]!);
   }
 
-  async run(input: AnswerInput, signal?: AbortSignal): Promise<BilledBody<AnswerOutput>> {
+  async run(input: AnswerInput, session: Session): Promise<BilledBody<AnswerOutput>> {
     const { texts, list: textList } = textsOf(input);
     const questions = [...(input.question !== undefined ? [input.question] : []), ...(input.questions ?? [])];
     if (questions.length === 0) throw ERRORS.invalidRequest('body: provide question or questions');
     const questionList = input.questions !== undefined;
-    const excerpts = await Promise.all(texts.map((t) => this.reader.focus(t, questions)));
+    const excerpts = await Promise.all(texts.map((t) => this.reader.focus(session, t, questions)));
     const sources = excerpts.map((e) => new Source(this.engine, e));
     // Per question two branches on one prefill: one copies the answer, the other (after all the
     // copying ones) scores Yes against No to "does the text state the answer?".
@@ -62,7 +62,7 @@ export class Answer {
     ];
     const how = { none: this.none, maxSpanTokens: 48, firstOptions: this.yesNo, scoredBranches: questions.length };
     const jobs = sources.map((source) => source.job(this.prompt.prefix(`Text: ${source.text}\n\n`), branches, how));
-    const found = await this.engine.spans(jobs, signal);
+    const found = await session.spans(jobs);
     const answered = found.map((r, i) =>
       questions.map((question, b): AnswerResult => {
         const best = r.spans[b]![0];

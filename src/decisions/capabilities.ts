@@ -4,7 +4,7 @@
 // the tests take their examples from here, in this order. A new capability is a schema file, a
 // decision file and one line below.
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { Engine } from '../engine/engine.js';
+import type { Engine, Session } from '../engine/engine.js';
 import type { CapabilityApi } from '../api/capability.js';
 import { compile, type Validator } from '../api/validate.js';
 import { yesNoApi } from '../api/yes-no.js';
@@ -38,9 +38,12 @@ export const CAPABILITIES = [
   capability(verifyApi, (o) => new Verify(o.engine, o.heads)),
 ] as const;
 
-/** A decision: a validated request in, the response body and what it is billed for out. */
+/**
+ * A decision: a validated request in, the response body and what it is billed for out. All its
+ * model work runs in `session`, the one its request was admitted with (Engine.admit).
+ */
 export interface Decision<I, O> {
-  run(input: I, signal?: AbortSignal): Promise<BilledBody<O>>;
+  run(input: I, session: Session): Promise<BilledBody<O>>;
 }
 
 /**

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Static } from '@sinclair/typebox';
 import type { ChatCompletionRequest, ChatMessage } from '../api/chat.js';
 import { MODEL_ID } from '../api/models.js';
-import type { Engine } from '../engine/engine.js';
+import type { Engine, Session } from '../engine/engine.js';
 import { ERRORS } from '../errors.js';
 import type { Classify } from './classify.js';
 import { Extract, type ExtractWording } from './extract.js';
@@ -58,30 +58,26 @@ export class Chat {
     this.toolArguments = new Extract(engine, TOOL_ARGUMENTS);
   }
 
-  async complete(request: ChatRequest, signal?: AbortSignal): Promise<ChatCompletion> {
+  async complete(request: ChatRequest, session: Session): Promise<ChatCompletion> {
     const text = userText(request.messages);
     if (text === '') throw ERRORS.invalidRequest('messages: no user message with text');
     const tools = request.tools ?? [];
     const choice = request.tool_choice;
-    if (tools.length > 0 && choice !== 'none') return this.callTool(request, text, signal);
+    if (tools.length > 0 && choice !== 'none') return this.callTool(request, text, session);
     if (request.response_format?.type === 'json_schema')
-      return this.structured(request.response_format.json_schema.schema, text, signal);
+      return this.structured(request.response_format.json_schema.schema, text, session);
     throw ERRORS.unsupportedRequest(UNSUPPORTED);
   }
 
-  private async structured(
-    schema: Record<string, unknown>,
-    text: string,
-    signal?: AbortSignal,
-  ): Promise<ChatCompletion> {
+  private async structured(schema: Record<string, unknown>, text: string, session: Session): Promise<ChatCompletion> {
     const fields = fieldsOf(schema);
-    const excerpt = await this.extract.read(text, fields);
-    const { data, tokens } = await this.engine.session((run) => this.extract.fill(run, excerpt, fields), signal);
+    const excerpt = await this.extract.read(session, text, fields);
+    const { data, tokens } = await this.extract.fill(session, excerpt, fields);
     const content = JSON.stringify(data);
     return this.completion({ role: 'assistant', content }, 'stop', tokens, content);
   }
 
-  private async callTool(request: ChatRequest, text: string, signal?: AbortSignal): Promise<ChatCompletion> {
+  private async callTool(request: ChatRequest, text: string, session: Session): Promise<ChatCompletion> {
     const tools = request.tools!;
     const choice = request.tool_choice;
     const named = typeof choice === 'object' ? choice.function.name : undefined;
@@ -96,30 +92,29 @@ export class Chat {
         : [];
     };
     const fields = new Map(tools.map((t) => [t.function.name, fieldsFor(t)]));
-    const excerpt = await this.toolArguments.read(text, [...fields.values()].flat());
+    const excerpt = await this.toolArguments.read(session, text, [...fields.values()].flat());
 
-    const { name, args, tokens } = await this.engine.session(async (run) => {
-      let name = named ?? tools[0]!.function.name;
-      let tokens = 0;
-      // 'auto' and 'required' both pick the best tool: this service decides, it does not chat.
-      if (named === undefined && tools.length > 1) {
-        const labels = tools.map((t) =>
-          t.function.description
-            ? { name: t.function.name, description: t.function.description }
-            : { name: t.function.name },
-        );
-        const {
-          results: [decided],
-          cost: [cost],
-        } = await this.classify.classified((jobs) => run.score(jobs), [text], labels);
-        name = decided!.label;
-        tokens += cost!.promptTokens;
-      }
-      const wanted = fields.get(name)!;
-      if (wanted.length === 0) return { name, args: {}, tokens };
-      const filled = await this.toolArguments.fill(run, excerpt, wanted);
-      return { name, args: filled.data, tokens: tokens + filled.tokens };
-    }, signal);
+    let name = named ?? tools[0]!.function.name;
+    let tokens = 0;
+    // 'auto' and 'required' both pick the best tool: this service decides, it does not chat.
+    if (named === undefined && tools.length > 1) {
+      const labels = tools.map((t) =>
+        t.function.description
+          ? { name: t.function.name, description: t.function.description }
+          : { name: t.function.name },
+      );
+      const {
+        results: [decided],
+        cost: [cost],
+      } = await this.classify.classified(session, [text], labels);
+      name = decided!.label;
+      tokens += cost!.promptTokens;
+    }
+    const wanted = fields.get(name)!;
+    const filled =
+      wanted.length === 0 ? { data: {}, tokens: 0 } : await this.toolArguments.fill(session, excerpt, wanted);
+    const args = filled.data;
+    tokens += filled.tokens;
 
     const call: ToolCall = {
       id: `call_${randomBytes(12).toString('hex')}`,

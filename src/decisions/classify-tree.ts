@@ -6,8 +6,7 @@
 // gains SUBTREE_WEIGHT nats per unit of its best cosine similarity.
 // A tree with a fitted head (src/heads) is decided in one reading over its leaf paths instead, and
 // its levels are rebuilt from it (tree-paths.ts).
-import type { ScoreJob, ScoreResult } from '../binding.js';
-import type { Engine } from '../engine/engine.js';
+import type { Engine, Session } from '../engine/engine.js';
 import type { BilledBody } from './billing.js';
 import type { Classify } from './classify.js';
 import { labelChars, type Label } from './labels.js';
@@ -36,7 +35,7 @@ export class ClassifyTree {
   private readonly similarity: Similarity;
 
   constructor(
-    private readonly engine: Engine,
+    engine: Engine,
     private readonly classify: Classify,
     private readonly heads?: HeadDecider,
   ) {
@@ -44,11 +43,12 @@ export class ClassifyTree {
   }
 
   /** Per label: SUBTREE_WEIGHT times its subtree's best similarity to the text; none at a level of leaves. */
-  private async evidence(text: string, tree: Tree): Promise<number[][] | undefined> {
+  private async evidence(session: Session, text: string, tree: Tree): Promise<number[][] | undefined> {
     const nodes = Object.entries(tree);
     if (!this.similarity.available || !nodes.some(([, node]) => typeof node === 'object' && node.labels))
       return undefined;
     const best = await this.similarity.best(
+      session,
       text,
       nodes.map(([name, node]) => subtreeTexts(name, node)),
     );
@@ -57,46 +57,42 @@ export class ClassifyTree {
 
   async run(
     input: ClassifyTreeInput,
-    signal?: AbortSignal,
+    session: Session,
   ): Promise<BilledBody<ClassifyTreeResult | { results: ClassifyTreeResult[] }>> {
     const { texts, list } = textsOf(input);
     const heads = new Set<string>();
-    const results = await this.engine.session(
-      (run) =>
-        Promise.all(
-          texts.map(async (text) => {
-            const byHead = await this.byHead(text, input.tree, (jobs) => run.score(jobs));
-            if (byHead) {
-              heads.add(byHead.head);
-              return byHead.result;
-            }
-            const levels: TreeLevel[] = [];
-            for (let tree: Tree | undefined = input.tree; tree;) {
-              const labels = levelLabels(tree);
-              const {
-                results: [decided],
-                cost: [cost],
-              } = await this.classify.classified((jobs) => run.score(jobs), [text], labels, {
-                evidence: await this.evidence(text, tree),
-              });
-              levels.push({
-                ...decided!,
-                input_chars: text.length + labelChars(labels),
-                input_tokens: cost!.promptTokens,
-                inference_ms: Math.round(cost!.decodeMs),
-              });
-              tree = childrenOf(tree[decided.label]);
-            }
-            return {
-              path: levels.map((l) => l.label),
-              label: levels[levels.length - 1]!.label,
-              probability: levels.reduce((p, l) => p * l.probability, 1),
-              confidence: levels.reduce((p, l) => p * l.confidence, 1),
-              levels,
-            };
-          }),
-        ),
-      signal,
+    const results = await Promise.all(
+      texts.map(async (text) => {
+        const byHead = await this.byHead(session, text, input.tree);
+        if (byHead) {
+          heads.add(byHead.head);
+          return byHead.result;
+        }
+        const levels: TreeLevel[] = [];
+        for (let tree: Tree | undefined = input.tree; tree;) {
+          const labels = levelLabels(tree);
+          const {
+            results: [decided],
+            cost: [cost],
+          } = await this.classify.classified(session, [text], labels, {
+            evidence: await this.evidence(session, text, tree),
+          });
+          levels.push({
+            ...decided!,
+            input_chars: text.length + labelChars(labels),
+            input_tokens: cost!.promptTokens,
+            inference_ms: Math.round(cost!.decodeMs),
+          });
+          tree = childrenOf(tree[decided.label]);
+        }
+        return {
+          path: levels.map((l) => l.label),
+          label: levels[levels.length - 1]!.label,
+          probability: levels.reduce((p, l) => p * l.probability, 1),
+          confidence: levels.reduce((p, l) => p * l.confidence, 1),
+          levels,
+        };
+      }),
     );
     return {
       body: shaped(results, list),
@@ -112,11 +108,11 @@ export class ClassifyTree {
    * levels below it none.
    */
   private async byHead(
+    session: Session,
     text: string,
     tree: Tree,
-    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
   ): Promise<{ head: string; result: ClassifyTreeResult } | undefined> {
-    const out = await this.heads?.decide({ capability: 'classify-tree', tree }, [text], score);
+    const out = await this.heads?.decide({ capability: 'classify-tree', tree }, [text], session);
     if (!out) return undefined;
     const paths = out.outcomes.map((o) => JSON.parse(o) as string[]);
     const { path, levels } = treeResultOf(tree, paths, out.probabilities[0]!);

@@ -5,7 +5,7 @@
 // when the asker gives one (System One's choice instructions), is read with the labels. The
 // figures: docs/performance.md, "Where the decision code's constants come from".
 import type { ScoreJob, ScoreResult } from '../binding.js';
-import type { Engine } from '../engine/engine.js';
+import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { calibrated, LabelPriors } from './label-priors.js';
@@ -81,13 +81,13 @@ export class Classify {
   private readonly setOrders: LabelPriors; // the priors of the labels listed in the set's own orders
 
   constructor(
-    private readonly engine: Engine,
+    engine: Engine,
     private readonly heads?: HeadDecider,
     private readonly readout?: OptionReadout,
   ) {
     this.reading = new Reading(engine);
-    this.priors = new LabelPriors(engine, (text, labels, question) => this.job(text, labels, question));
-    this.setOrders = new LabelPriors(engine, (text, labels, question) => this.setOrdersJob(text, labels, question));
+    this.priors = new LabelPriors((text, labels, question) => this.job(text, labels, question));
+    this.setOrders = new LabelPriors((text, labels, question) => this.setOrdersJob(text, labels, question));
   }
 
   /** The branch that lists `labels` after the reading's prefix. */
@@ -121,23 +121,23 @@ export class Classify {
   }
 
   /**
-   * Scores every text with `score` (the engine's, or a session's) and decides each; the label
-   * set's prior is computed alongside (once per label set and question) and divided out. `cost`:
-   * what each text's reading took, the first reading aside when the caller gave it.
+   * Scores every text in the request's `session` and decides each; the label set's prior is
+   * computed alongside (once per label set and question) and divided out. `cost`: what each
+   * text's reading took, the first reading aside when the caller gave it.
    */
   async classified(
-    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+    session: Session,
     texts: string[],
     labels: Label[],
     asked: ClassifyOptions = {},
   ): Promise<{ results: ClassifyResult[]; cost: Cost[] }> {
     const { question, evidence, first: given } = asked;
     const withEvidence = (z: number[], i: number): number[] => (evidence ? z.map((x, k) => x + evidence[i]![k]!) : z);
-    if (this.readout) return this.readOut(this.readout, score, texts, labels, withEvidence);
+    if (this.readout) return this.readOut(this.readout, session, texts, labels, withEvidence);
     const long = labels.length > REREAD_LABELS;
     const [prior, scored] = await Promise.all([
-      long ? labels.map(() => 0) : this.priors.of(labels, question),
-      given ? undefined : score(texts.map((t) => this.job(t, labels, question))),
+      long ? labels.map(() => 0) : this.priors.of(session, labels, question),
+      given ? undefined : session.score(texts.map((t) => this.job(t, labels, question))),
     ]);
     const first = (given ?? scored!.map((r) => r.logprobs)).map((row) => calibrated(row, prior));
     const cost = texts.map((_, i) => costOf(scored?.[i]));
@@ -148,8 +148,8 @@ export class Classify {
     );
     if (close.length > 0) {
       const [setPrior, again] = await Promise.all([
-        this.setOrders.of(labels, question),
-        score(close.map((i) => this.setOrdersJob(texts[i]!, labels, question))),
+        this.setOrders.of(session, labels, question),
+        session.score(close.map((i) => this.setOrdersJob(texts[i]!, labels, question))),
       ]);
       close.forEach((i, j) => {
         first[i] = mean(rows(calibrated(again[j]!.logprobs, setPrior), labels.length));
@@ -169,12 +169,12 @@ export class Classify {
    */
   private async readOut(
     readout: OptionReadout,
-    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+    session: Session,
     texts: string[],
     labels: Label[],
     withEvidence: (z: number[], i: number) => number[],
   ): Promise<{ results: ClassifyResult[]; cost: Cost[] }> {
-    const { z, first, read } = await this.optionReadings(score, texts, labels, readout.layer);
+    const { z, first, read } = await this.optionReadings(session, texts, labels, readout.layer);
     const results = z.map((zi, i) => this.result(labels, normalise(withEvidence(readout.scores(zi, read[i]!), i))));
     const cost = first.map((r, i) => ({
       promptTokens: r.promptTokens + read[i]!.promptTokens,
@@ -191,7 +191,7 @@ export class Classify {
    * continues the same prompt and decodes only the labels. bench/readouts.ts fits on these.
    */
   async optionReadings(
-    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+    session: Session,
     texts: string[],
     labels: Label[],
     layer: number,
@@ -205,9 +205,9 @@ export class Classify {
       prefix: whole.subarray(0, -1),
       branches: [whole.subarray(-1)],
     }));
-    const [prior, first] = await Promise.all([this.priors.of(labels), score(jobs)]);
+    const [prior, first] = await Promise.all([this.priors.of(session, labels), session.score(jobs)]);
     const names = labels.map((l) => this.reading.prompt.option(l.name));
-    const read = await score(
+    const read = await session.score(
       prompts.map(({ whole }) => optionsJob(whole, names, this.reading.prompt.endOfTurn(), layer)),
     );
     return { z: first.map((r) => calibrated(r.logprobs, prior)), first, read };
@@ -235,13 +235,12 @@ export class Classify {
 
   async run(
     input: ClassifyInput,
-    signal?: AbortSignal,
+    session: Session,
   ): Promise<BilledBody<ClassifyResult | { results: ClassifyResult[] }>> {
     const { texts, list } = textsOf(input);
     const labels = labelsOf(input.labels);
-    const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);
     const inputChars = charsOf(input.text, input.texts) + labelChars(labels) * texts.length;
-    const byHead = await this.heads?.decide({ capability: 'classify', labels }, texts, score);
+    const byHead = await this.heads?.decide({ capability: 'classify', labels }, texts, session);
     if (byHead) {
       const results = byHead.probabilities.map((p) => {
         const byName = new Map(byHead.outcomes.map((name, k) => [name, p[k]!]));
@@ -252,7 +251,7 @@ export class Classify {
       });
       return { body: shaped(results, list), inputChars, inputTokens: byHead.promptTokens, heads: [byHead.head] };
     }
-    const { results, cost } = await this.classified(score, texts, labels);
+    const { results, cost } = await this.classified(session, texts, labels);
     return {
       body: shaped(results, list),
       inputChars,

@@ -1,7 +1,7 @@
 // entities: spans of the text for each requested type. One branch per type copies a list of
 // spans ("a | b | c") with the span kernel; "None" competes with the first span.
 import type { SpanResult } from '../binding.js';
-import type { Engine } from '../engine/engine.js';
+import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
 import { labelChars, labelsOf, type Label } from './labels.js';
 import { Prompt } from './prompt.js';
@@ -44,12 +44,12 @@ export class Entities {
 
   async run(
     input: EntitiesInput,
-    signal?: AbortSignal,
+    session: Session,
   ): Promise<BilledBody<EntitiesResult | { results: EntitiesResult[] }>> {
     const { texts, list } = textsOf(input);
     const types = labelsOf(input.types);
     const queries = types.map((t) => (t.description ? `${t.name}: ${t.description}` : t.name));
-    const excerpts = await Promise.all(texts.map((t) => this.reader.focus(t, queries)));
+    const excerpts = await Promise.all(texts.map((t) => this.reader.focus(session, t, queries)));
     const sources = excerpts.map((e) => new Source(this.engine, e));
     // "Mentions of <kind>:" rather than "Kind: <kind>", after which the model wanted to write the kind's
     // own name first ("email" at p = 0.64 before a list of addresses, which then lost to "None").
@@ -65,7 +65,7 @@ export class Entities {
       minListLogprob: Math.log(MIN_PROBABILITY),
     };
     const jobs = sources.map((source) => source.job(this.prompt.prefix(`Text: ${source.text}\n\n`), kinds, how));
-    const found = await this.engine.spans(jobs, signal);
+    const found = await session.spans(jobs);
     return {
       body: shaped(
         found.map((r, i) => ({ entities: entitiesOf(types, sources[i]!, r) })),

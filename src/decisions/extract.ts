@@ -80,17 +80,11 @@ export class Extract {
     this.yesNo = ['Yes', 'No'].map((o) => this.prompt.option(o));
   }
 
-  async run(
-    input: ExtractInput,
-    signal?: AbortSignal,
-  ): Promise<BilledBody<ExtractResult | { results: ExtractResult[] }>> {
+  async run(input: ExtractInput, session: Session): Promise<BilledBody<ExtractResult | { results: ExtractResult[] }>> {
     const { texts, list } = textsOf(input);
     const fields = fieldsOf(input.schema);
-    const excerpts = await Promise.all(texts.map((text) => this.read(text, fields)));
-    const filled = await this.engine.session(
-      (run) => Promise.all(excerpts.map((excerpt) => this.fill(run, excerpt, fields))),
-      signal,
-    );
+    const excerpts = await Promise.all(texts.map((text) => this.read(session, text, fields)));
+    const filled = await Promise.all(excerpts.map((excerpt) => this.fill(session, excerpt, fields)));
     return {
       body: shaped(
         filled.map(({ data }) => ({ data })),
@@ -101,17 +95,18 @@ export class Extract {
     };
   }
 
-  /** What the model reads of `text` to fill `fields`; call it before the session (see Reader). */
-  read(text: string, fields: Field[]): Promise<Excerpt> {
+  /** What the model reads of `text` to fill `fields` (see Reader). */
+  read(session: Session, text: string, fields: Field[]): Promise<Excerpt> {
     return this.reader.focus(
+      session,
       text,
       fields.map((f) => f.hint),
     );
   }
 
-  /** Fills `fields` (from fieldsOf) from one excerpt within a session; `tokens` is what the model read. */
+  /** Fills `fields` (from fieldsOf) from one excerpt in `session`; `tokens` is what the model read. */
   async fill(
-    run: Session,
+    session: Session,
     excerpt: Excerpt,
     fields: Field[],
   ): Promise<{ data: Record<string, unknown>; tokens: number }> {
@@ -168,9 +163,9 @@ export class Extract {
     }));
     // One job after another: each finds the text in the slot the first one left it in (prefix
     // cache), where jobs side by side would each prefill it on a slot of their own.
-    const spans: SpanResult[] = spanJob ? await run.spans([spanJob]) : [];
+    const spans: SpanResult[] = spanJob ? await session.spans([spanJob]) : [];
     const scores: ScoreResult[] = [];
-    for (const job of scoreJobs) scores.push(...(await run.score([job])));
+    for (const job of scoreJobs) scores.push(...(await session.score([job])));
 
     const values = new Map<Field, unknown>();
     const copied = (r: SpanResult, b: number, field: Field, all: boolean): string[] => {

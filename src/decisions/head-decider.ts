@@ -1,7 +1,7 @@
 // What a decision asks of the heads a deployment fitted on its own labels (src/heads implements
 // it): given the decision's definition and its texts, the probabilities of its outcomes by the head
 // fitted for that definition, or undefined when there is none (the decision reads zero-shot).
-import type { ScoreJob, ScoreResult } from '../binding.js';
+import type { Session } from '../engine/engine.js';
 import type { Label } from './labels.js';
 import type { Tree } from './tree-paths.js';
 
@@ -29,11 +29,14 @@ export interface HeadDecision {
 }
 
 export interface HeadDecider {
-  /** `values`: per text, the value a verify decision asks about (verify only). */
+  /**
+   * Reads in the request's `session`, whose organization picks the head; `values`: per text, the
+   * value a verify decision asks about (verify only).
+   */
   decide(
     definition: Definition,
     texts: string[],
-    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+    session: Session,
     values?: string[],
   ): Promise<HeadDecision | undefined>;
 }

@@ -3,7 +3,7 @@
 // nothing measures that preference, and dividing it out leaves what the text itself supports.
 // A label set's prior costs one short job the first time it is seen and is then cached.
 import type { ScoreJob } from '../binding.js';
-import type { Engine } from '../engine/engine.js';
+import type { Session } from '../engine/engine.js';
 import type { Label } from './labels.js';
 
 export const CONTENT_FREE_TEXT = 'N/A';
@@ -12,13 +12,13 @@ const CACHED_LABEL_SETS = 1024;
 export class LabelPriors {
   private readonly cache = new Map<string, Promise<number[]>>();
 
-  constructor(
-    private readonly engine: Engine,
-    private readonly jobFor: (text: string, labels: Label[], question?: string) => ScoreJob,
-  ) {}
+  constructor(private readonly jobFor: (text: string, labels: Label[], question?: string) => ScoreJob) {}
 
-  /** Log-probabilities of each label after the content-free text (and the question, if any), in label order. */
-  of(labels: Label[], question?: string): Promise<number[]> {
+  /**
+   * Log-probabilities of each label after the content-free text (and the question, if any), in
+   * label order; read in the `session` of the request that asks first, charged to its budget.
+   */
+  of(session: Session, labels: Label[], question?: string): Promise<number[]> {
     const key = JSON.stringify([labels, question ?? null]);
     const cached = this.cache.get(key);
     if (cached) {
@@ -27,7 +27,8 @@ export class LabelPriors {
       return cached;
     }
     // Not cancelled with the request that asked first: other requests may be waiting for it.
-    const prior = this.engine
+    const prior = session
+      .withoutSignal()
       .score([this.jobFor(CONTENT_FREE_TEXT, labels, question)])
       .then(([r]) => Array.from(r!.logprobs));
     prior.catch(() => this.cache.delete(key)); // a failed prior (529, 502) is computed again next time

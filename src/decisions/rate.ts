@@ -6,7 +6,7 @@
 // "One reading per decision"). A question, when the asker gives one (System One's score
 // instructions), is read after the text.
 import type { ScoreJob, ScoreResult } from '../binding.js';
-import type { Engine } from '../engine/engine.js';
+import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
 import type { Cost } from './classify.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
@@ -34,7 +34,7 @@ export class Rate {
   private readonly reader: Reader;
 
   constructor(
-    private readonly engine: Engine,
+    engine: Engine,
     private readonly heads?: HeadDecider,
     private readonly readout?: OptionReadout,
   ) {
@@ -42,22 +42,21 @@ export class Rate {
     this.reader = new Reader(engine);
   }
 
-  async run(input: RateInput, signal?: AbortSignal): Promise<BilledBody<RateResult | { results: RateResult[] }>> {
+  async run(input: RateInput, session: Session): Promise<BilledBody<RateResult | { results: RateResult[] }>> {
     const { texts, list } = textsOf(input);
     const inputChars = charsOf(input.text, input.texts) + charsOf(input.scale) * texts.length;
-    const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);
-    const byHead = await this.heads?.decide({ capability: 'rate', scale: input.scale }, texts, score);
+    const byHead = await this.heads?.decide({ capability: 'rate', scale: input.scale }, texts, session);
     if (byHead) {
       const results = byHead.probabilities.map((p) => rated(input.scale, p));
       return { body: shaped(results, list), inputChars, inputTokens: byHead.promptTokens, heads: [byHead.head] };
     }
-    const { results, cost } = await this.rated(score, texts, input.scale);
+    const { results, cost } = await this.rated((jobs) => session.score(jobs), texts, input.scale);
     return { body: shaped(results, list), inputChars, inputTokens: cost.reduce((n, c) => n + c.promptTokens, 0) };
   }
 
   /**
-   * Rates every text with `score` (the engine's, or a session's): the zero-shot reading, read again
-   * by the trained readout when there is one; `question`: the asker's own, read after the text.
+   * Rates every text with `score` (a session's rounds): the zero-shot reading, read again by the
+   * trained readout when there is one; `question`: the asker's own, read after the text.
    */
   async rated(
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,

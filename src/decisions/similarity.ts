@@ -1,7 +1,7 @@
 // How near a text's meaning is to each of several groups of short texts, by the sentence encoder:
 // for each group, the best cosine between the text and any member. Label texts are embedded once
 // and kept (a tree's labels come back with every request).
-import type { Engine } from '../engine/engine.js';
+import type { Engine, Session } from '../engine/engine.js';
 import { dot } from '../engine/vectors.js';
 
 const CACHED_VECTORS = 8192;
@@ -15,8 +15,11 @@ export class Similarity {
     return this.engine.canEmbed;
   }
 
-  /** For each group, the highest cosine similarity between `text` and a member (-1 for an empty group). */
-  async best(text: string, groups: string[][]): Promise<number[]> {
+  /**
+   * For each group, the highest cosine similarity between `text` and a member (-1 for an empty
+   * group), embedded in the request's `session`.
+   */
+  async best(session: Session, text: string, groups: string[][]): Promise<number[]> {
     const known = new Map<string, Float32Array>();
     const missing: string[] = [];
     for (const t of new Set(groups.flat())) {
@@ -24,7 +27,7 @@ export class Similarity {
       if (v) known.set(t, v);
       else missing.push(t);
     }
-    const [query, ...rows] = await this.engine.embed([text, ...missing]);
+    const [query, ...rows] = await session.embed([text, ...missing]);
     missing.forEach((t, i) => {
       const v = Float32Array.from(rows[i]!); // a copy: the row is a view of the whole batch
       known.set(t, v);

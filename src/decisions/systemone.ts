@@ -8,8 +8,8 @@
 // question's branch and options depend only on that question, so an answer does not change with
 // the other questions of the request or their order (the options of the job are the union of every
 // question's, and each answer reads only its own).
-import type { ScoreJob, ScoreResult } from '../binding.js';
-import type { Engine } from '../engine/engine.js';
+import type { ScoreJob } from '../binding.js';
+import type { Engine, Session } from '../engine/engine.js';
 import type { Content, Question } from '../api/systemone.js';
 import { charsOf, type BilledBody } from './billing.js';
 import type { Classify, ClassifyResult } from './classify.js';
@@ -52,22 +52,18 @@ export class SystemOne {
   private readonly reading: Reading;
 
   constructor(
-    private readonly engine: Engine,
+    engine: Engine,
     private readonly decisions: { yesNo: YesNo; classify: Classify; rate: Rate },
     private readonly heads?: HeadDecider,
   ) {
     this.reading = new Reading(engine);
   }
 
-  /** The answers for each state, in order: one job per state, all in one engine session. */
-  async run(
-    states: Content[],
-    questions: Record<string, Question>,
-    signal?: AbortSignal,
-  ): Promise<BilledBody<Answers[]>> {
+  /** The answers for each state, in order: one job per state, all in the request's `session`. */
+  async run(states: Content[], questions: Record<string, Question>, session: Session): Promise<BilledBody<Answers[]>> {
     const texts = states.map(render);
     // A question whose decision has a fitted head is answered by it; the others are read as usual.
-    const byHeads = await this.byHeads(questions, texts, (jobs) => this.engine.score(jobs, signal));
+    const byHeads = await this.byHeads(questions, texts, session);
     const open = Object.entries(questions).filter(([id]) => !byHeads.has(id));
     const asked = open.flatMap(([id, q]) => (q.type === 'score' ? [] : [this.ask(id, q)]));
     const scores = open.flatMap(([id, q]) => (q.type === 'score' ? [{ id, q }] : []));
@@ -86,21 +82,16 @@ export class SystemOne {
       branches: asked.map((a) => a.branch),
       options,
     }));
-    const { read, promptTokens } = await this.engine.session(async (run) => {
-      const score = (js: ScoreJob[]) => run.score(js);
-      const [scored, rated] = await Promise.all([
-        score(jobs),
-        Promise.all(scores.map(({ id, q }) => this.rate(id, q, texts, score))),
-      ]);
-      // Each question's rows, one per state, of its own options.
-      const rows = (b: number) => scored.map((r) => picks[b]!.map((o) => r.logprobs[b * options.length + o]!));
-      const decided = await Promise.all(asked.map((a, b) => this.decide(a, rows(b), texts, score)));
-      const all = [...decided, ...rated];
-      return {
-        read: new Map(all.map((d) => [d.id, d.answers])),
-        promptTokens: scored.reduce((n, r) => n + r.promptTokens, 0) + all.reduce((n, d) => n + d.promptTokens, 0),
-      };
-    }, signal);
+    const [scored, rated] = await Promise.all([
+      session.score(jobs),
+      Promise.all(scores.map(({ id, q }) => this.rate(id, q, texts, session))),
+    ]);
+    // Each question's rows, one per state, of its own options.
+    const rows = (b: number) => scored.map((r) => picks[b]!.map((o) => r.logprobs[b * options.length + o]!));
+    const decided = await Promise.all(asked.map((a, b) => this.decide(a, rows(b), texts, session)));
+    const all = [...decided, ...rated];
+    const read = new Map(all.map((d) => [d.id, d.answers]));
+    const promptTokens = scored.reduce((n, r) => n + r.promptTokens, 0) + all.reduce((n, d) => n + d.promptTokens, 0);
     const body = texts.map((_, s) => {
       const answered = new Map([...read].map(([id, answers]) => [id, answers[s]!]));
       return Object.fromEntries(
@@ -125,13 +116,13 @@ export class SystemOne {
   private async byHeads(
     questions: Record<string, Question>,
     texts: string[],
-    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+    session: Session,
   ): Promise<Map<string, HeadDecision>> {
     const out = new Map<string, HeadDecision>();
     if (!this.heads) return out;
     for (const [id, q] of Object.entries(questions)) {
       const definition = definitionOf(q);
-      const decided = definition && (await this.heads.decide(definition, texts, score));
+      const decided = definition && (await this.heads.decide(definition, texts, session));
       if (decided) out.set(id, decided);
     }
     return out;
@@ -166,7 +157,7 @@ export class SystemOne {
     a: QuestionBranch,
     rows: number[][],
     texts: string[],
-    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+    session: Session,
   ): Promise<QuestionAnswers> {
     if (a.type === 'noul') {
       return {
@@ -176,7 +167,7 @@ export class SystemOne {
       };
     }
     const asked = { first: rows, ...(a.instructions === undefined ? {} : { question: a.instructions }) };
-    const { results, cost } = await this.decisions.classify.classified(score, texts, a.labels, asked);
+    const { results, cost } = await this.decisions.classify.classified(session, texts, a.labels, asked);
     return { id: a.id, answers: results.map(choiceAnswer), promptTokens: cost.reduce((n, c) => n + c.promptTokens, 0) };
   }
 
@@ -185,9 +176,10 @@ export class SystemOne {
     id: string,
     q: Question & { type: 'score' },
     texts: string[],
-    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+    session: Session,
   ): Promise<QuestionAnswers> {
     const instructions = q.instructions == null ? undefined : render(q.instructions);
+    const score = (jobs: ScoreJob[]) => session.score(jobs);
     const { results, cost } = await this.decisions.rate.rated(score, texts, q.criteria.map(render), instructions);
     return {
       id,

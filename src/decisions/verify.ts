@@ -3,8 +3,8 @@
 // matches 3), and the model's probability that the text states this value for the field. With a
 // head fitted for the field (src/heads), the head decides `matches` and `probability`; `found`
 // is still the route's own reading.
-import type { ScoreJob, SpanResult } from '../binding.js';
-import type { Engine } from '../engine/engine.js';
+import type { SpanResult } from '../binding.js';
+import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
 import { calibration, platt } from './distribution.js';
 import { numberIn } from './numbers.js';
@@ -43,11 +43,11 @@ export class Verify {
     this.yesNo = Int32Array.from(['Yes', 'No'], (o) => this.prompt.option(o)[0]!);
   }
 
-  async run(input: VerifyInput, signal?: AbortSignal): Promise<BilledBody<VerifyResult | { results: VerifyResult[] }>> {
+  async run(input: VerifyInput, session: Session): Promise<BilledBody<VerifyResult | { results: VerifyResult[] }>> {
     const { texts, list } = textsOf(input);
     const field = fieldWords(input.field);
     const value = String(input.value);
-    const excerpts = await Promise.all(texts.map((t) => this.reader.focus(t, [focusQuery(field, value)])));
+    const excerpts = await Promise.all(texts.map((t) => this.reader.focus(session, t, [focusQuery(field, value)])));
     const sources = excerpts.map((e) => new Source(this.engine, e));
     // A head for the field reads the check question first, with hidden states, on the route's own
     // prompt (src/heads/reading.ts); the span job then finds on the prefix it has just read.
@@ -56,7 +56,7 @@ export class Verify {
     const byHead = await this.heads?.decide(
       { capability: 'verify', field: input.field },
       excerpts.map((e) => e.text),
-      (jobs: ScoreJob[]) => this.engine.score(jobs, signal),
+      session,
       texts.map(() => value),
     );
     // One job per text: the find branch copies the field's values; without a head, the check
@@ -74,9 +74,8 @@ export class Verify {
       this.prompt.branch(`Field: ${field}`),
       ...(byHead ? [] : [this.prompt.branch(checkQuestion(field, value))]),
     ];
-    const found = await this.engine.spans(
+    const found = await session.spans(
       sources.map((source) => source.job(this.prompt.prefix(`Text: ${source.text}\n\n`), branches, how)),
-      signal,
     );
     const results = sources.map((source, i): VerifyResult => {
       const r = found[i]!;

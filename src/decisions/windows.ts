@@ -8,7 +8,7 @@
 // decision (classify, rate) reads evenly spaced windows instead: a sample of the whole. Nothing is
 // dropped silently: docs/capabilities.md states this policy, and offsets always refer to the
 // original text.
-import type { Engine } from '../engine/engine.js';
+import type { Engine, Session } from '../engine/engine.js';
 import { dot } from '../engine/vectors.js';
 
 /** Texts up to this many characters are read whole. */
@@ -59,12 +59,14 @@ export class Excerpt {
 export class Reader {
   constructor(private readonly engine: Engine) {}
 
-  /** The windows most similar to any of `queries`, taking each query's best in turn (those near its best). */
-  async focus(text: string, queries: string[]): Promise<Excerpt> {
+  /**
+   * The windows most similar to any of `queries`, taking each query's best in turn (those near its
+   * best), embedded in the request's `session`.
+   */
+  async focus(session: Session, text: string, queries: string[]): Promise<Excerpt> {
     if (text.length <= WHOLE_TEXT_CHARS || !this.engine.canEmbed || queries.length === 0) return Excerpt.whole(text);
-    this.engine.assertAdmissible(); // a busy service refuses before the encoder works, not after
     const windows = windowsOf(text);
-    const vectors = await this.engine.embed([...queries, ...windows.map(([from, to]) => text.slice(from, to))]);
+    const vectors = await session.embed([...queries, ...windows.map(([from, to]) => text.slice(from, to))]);
     const queryVectors = vectors.slice(0, queries.length);
     const rankings = queryVectors.map((q) => {
       const similarity = windows.map((_, w) => dot(q, vectors[queries.length + w]!));

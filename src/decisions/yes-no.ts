@@ -1,7 +1,6 @@
 // yes-no: the probability that a statement is true of a text, from the model's log-probabilities
 // of answering "Yes" versus "No" after one shared prefill of the text.
-import type { ScoreJob, ScoreResult } from '../binding.js';
-import type { Engine } from '../engine/engine.js';
+import type { Engine, Session } from '../engine/engine.js';
 import { ERRORS } from '../errors.js';
 import { charsOf, type BilledBody } from './billing.js';
 import { calibration, platt } from './distribution.js';
@@ -36,7 +35,7 @@ export class YesNo {
   readonly options: Int32Array[];
 
   constructor(
-    private readonly engine: Engine,
+    engine: Engine,
     private readonly heads?: HeadDecider,
   ) {
     this.reading = new Reading(engine);
@@ -57,7 +56,7 @@ export class YesNo {
     return platt(calibration['yes-no'], Math.log(yes) - Math.log(no));
   }
 
-  async run(input: YesNoInput, signal?: AbortSignal): Promise<BilledBody<YesNoOutput>> {
+  async run(input: YesNoInput, session: Session): Promise<BilledBody<YesNoOutput>> {
     const texts = [...(input.text !== undefined ? [input.text] : []), ...(input.texts ?? [])];
     const statements = [...(input.statement !== undefined ? [input.statement] : []), ...(input.statements ?? [])];
     if (texts.length === 0 && statements.length === 0) {
@@ -76,13 +75,13 @@ export class YesNo {
           : texts.map((text) => ({ text, statements }));
 
     // A statement with a fitted head (over texts) is decided by it; the others are read as usual.
-    const score = (jobs: ScoreJob[]) => this.engine.score(jobs, signal);
-    const headed = await this.headed(texts, statements, input, score);
+    const headed = await this.headed(texts, statements, input, session);
     const read = await Promise.all(
       groups.map(({ text, statements: ss }) =>
         text === undefined || ss.every((s) => headed.decided.has(s))
           ? undefined
           : this.reading.reader.focus(
+              session,
               text,
               ss.filter((s) => !headed.decided.has(s)),
             ),
@@ -106,7 +105,7 @@ export class YesNo {
             };
       return [{ group: i, open, job }];
     });
-    const scored = await score(jobs.map((j) => j.job));
+    const scored = await session.score(jobs.map((j) => j.job));
     const zeroShot = new Map(jobs.map((j, k) => [j.group, { open: j.open, logprobs: scored[k]!.logprobs }]));
 
     const judged = groups.map((g, i) =>
@@ -150,7 +149,7 @@ export class YesNo {
     texts: string[],
     statements: string[],
     input: YesNoInput,
-    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+    session: Session,
   ): Promise<{ decided: Map<string, number[]>; ids: string[]; promptTokens: number }> {
     const decided = new Map<string, number[]>();
     const ids: string[] = [];
@@ -158,7 +157,7 @@ export class YesNo {
     if (!this.heads || texts.length === 0) return { decided, ids, promptTokens };
     for (const statement of new Set(statements)) {
       const definition = { capability: 'yes-no' as const, statement, ...hintsOf(input) };
-      const out = await this.heads.decide(definition, texts, score);
+      const out = await this.heads.decide(definition, texts, session);
       if (!out) continue;
       decided.set(
         statement,

@@ -5,7 +5,7 @@
 // the corrections whose reading is another's (or missing: a kill -9 between store and read).
 import { DecisionSet, CAPABILITIES } from '../decisions/capabilities.js';
 import { READING_VERSION } from '../decisions/reading.js';
-import type { Engine } from '../engine/engine.js';
+import type { Engine, Session } from '../engine/engine.js';
 import { readExamples, routeOutcome, type LabelledLine } from '../heads/fit.js';
 import { HeadReader } from '../heads/reading.js';
 import type { CorrectionReading } from '../store/store.js';
@@ -29,9 +29,9 @@ export class Readings {
    * decision no head made), in expect's form; without it the route is asked.
    */
   read(example: LabelledLine, model: string, routeAnswer?: Record<string, unknown>): Promise<CorrectionReading> {
-    return this.engine.background(async () => {
-      const [read] = await readExamples(this.reader, [example], (jobs) => this.engine.score(jobs));
-      const answered = routeAnswer ?? (await this.ask(example));
+    return this.engine.background(async (session) => {
+      const [read] = await readExamples(this.reader, [example], (body) => body(session));
+      const answered = routeAnswer ?? (await this.ask(example, session));
       return {
         model: Readings.bound(model),
         hidden: read!.hidden,
@@ -41,8 +41,8 @@ export class Readings {
     });
   }
 
-  private async ask(example: LabelledLine): Promise<unknown> {
+  private async ask(example: LabelledLine, session: Session): Promise<unknown> {
     const capability = CAPABILITIES.find((c) => c.name === example.sig.definition.capability)!;
-    return (await capability.bind(this.route).decision.run(example.req)).body;
+    return (await capability.bind(this.route).decision.run(example.req, session)).body;
   }
 }

@@ -9,8 +9,7 @@
 // reading) on a stratified sample read within a time budget: where the route is right more often
 // than the head's cross-validated choices on those examples, the head is not stored. Nothing is
 // stored unless the whole file is valid.
-import type { Engine } from '../engine/engine.js';
-import type { ScoreJob, ScoreResult } from '../binding.js';
+import type { Engine, Session } from '../engine/engine.js';
 import { CAPABILITIES, DecisionSet } from '../decisions/capabilities.js';
 import { labelsOf } from '../decisions/labels.js';
 import { ERRORS } from '../errors.js';
@@ -199,7 +198,7 @@ export async function fitHeads(engine: Engine, examples: LabelledLine[], opts: F
       read = await readExamples(
         reader,
         group,
-        (jobs) => engine.score(jobs),
+        (read) => engine.admit(read), // each chunk read in an admission of its own
         (n) => progress?.update((done += n)),
       );
     } else {
@@ -218,11 +217,14 @@ function fittable(group: LabelledLine[]): boolean {
   return group.length >= MIN_EXAMPLES && new Set(group.map((e) => e.outcome)).size >= 2;
 }
 
+/** Runs `read` in a session: one admitted for it, or the session of the work it is part of. */
+export type InSession = <T>(read: (session: Session) => Promise<T>) => Promise<T>;
+
 /** Each example of one signature read as its head reads it, CHUNK texts per job round. */
 export async function readExamples(
   reader: HeadReader,
   group: LabelledLine[],
-  score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+  inSession: InSession,
   onRead?: (n: number) => void,
 ): Promise<Example[]> {
   const sig = group[0]!.sig;
@@ -230,12 +232,8 @@ export async function readExamples(
   for (let i = 0; i < group.length; i += CHUNK) {
     const chunk = group.slice(i, i + CHUNK);
     const values = sig.definition.capability === 'verify' ? chunk.map((e) => e.value!) : undefined;
-    const { readings } = await reader.read(
-      sig,
-      chunk.map((e) => e.text),
-      score,
-      values,
-    );
+    const texts = chunk.map((e) => e.text);
+    const { readings } = await inSession((session) => reader.read(sig, texts, session, values));
     readings.forEach((r, k) => read.push({ ...r, label: chunk[k]!.outcome }));
     onRead?.(chunk.length);
   }
@@ -353,7 +351,7 @@ async function againstRoute(
   for (const i of order.slice(0, ROUTE_MAX)) {
     if (tally.examples > 0 && performance.now() > until) break;
     const e = group[i]!;
-    const body = (await bound.decision.run(e.req)).body;
+    const body = (await route.engine.admit((session) => bound.decision.run(e.req, session))).body;
     tally.examples++;
     tally.route += routeOutcome(e.sig, body) === e.outcome ? 1 : 0;
     tally.head += predictions[i] === e.outcome ? 1 : 0;

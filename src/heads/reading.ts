@@ -6,8 +6,8 @@
 // zero-shot reading, the head's offset). No option is decoded past its first token. A head records
 // READING_VERSION, the version of the reading it was fitted on: a head of another reading is not
 // applied (heads.ts).
-import type { ScoreJob, ScoreResult } from '../binding.js';
-import type { Engine } from '../engine/engine.js';
+import type { ScoreJob } from '../binding.js';
+import type { Engine, Session } from '../engine/engine.js';
 import { Classify } from '../decisions/classify.js';
 import type { Label } from '../decisions/labels.js';
 import { Prompt } from '../decisions/prompt.js';
@@ -54,19 +54,16 @@ export class HeadReader {
     this.rate = new Rate(engine);
   }
 
-  /**
-   * Reads every text under one signature; `score` is the engine's or a session's; `values`:
-   * verify's value per text.
-   */
+  /** Reads every text under one signature in `session`; `values`: verify's value per text. */
   async read(
     sig: Signature,
     texts: string[],
-    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
+    session: Session,
     values?: string[],
   ): Promise<{ readings: Reading[]; promptTokens: number; decodeMs: number }> {
     if (texts.length === 0) return { readings: [], promptTokens: 0, decodeMs: 0 };
-    const { jobs, words, dim } = await this.jobs(sig, texts, values);
-    const scored = await score(jobs);
+    const { jobs, words, dim } = await this.jobs(session, sig, texts, values);
+    const scored = await session.score(jobs);
     const readings = scored.map((r) => ({
       hidden: r.hidden!.slice(0, dim),
       base: words.map((ws) => Math.log(ws.reduce((s, w) => s + Math.exp(r.logprobs[w.option]!) / w.sharedBy, 0))),
@@ -78,7 +75,7 @@ export class HeadReader {
     };
   }
 
-  private async jobs(sig: Signature, texts: string[], values?: string[]) {
+  private async jobs(session: Session, sig: Signature, texts: string[], values?: string[]) {
     const d = sig.definition;
     const prompt = d.capability === 'verify' ? this.verify : this.reading.prompt;
     // Each outcome's words (one per outcome, but yes and no have two case variants; a leaf path is
@@ -97,11 +94,15 @@ export class HeadReader {
     const read = { options: tokens.map((t) => Int32Array.of(t)), hidden: true, hiddenLayers: this.layers };
     const jobs: ScoreJob[] =
       d.capability === 'verify'
-        ? await this.verifyJobs(d.field, texts, values, read)
+        ? await this.verifyJobs(session, d.field, texts, values, read)
         : d.capability === 'rate'
           ? texts.map((text) => ({ ...this.rate.job(text, d.scale), ...read }))
           : await Promise.all(
-              texts.map(async (text) => ({ prefix: await this.prefix(d, text), branches: [this.branch(d)], ...read })),
+              texts.map(async (text) => ({
+                prefix: await this.prefix(session, d, text),
+                branches: [this.branch(d)],
+                ...read,
+              })),
             );
     // An outcome's first token shared with others (labels "alarm_query" and "alarm_set") lends
     // each of them an equal part of its probability.
@@ -110,9 +111,11 @@ export class HeadReader {
   }
 
   /** The text as the decision reads it: yes-no's focused on its statement, the others' a sample. */
-  private prefix(d: SharedReadingDefinition, text: string): Promise<Int32Array> | Int32Array {
+  private prefix(session: Session, d: SharedReadingDefinition, text: string): Promise<Int32Array> | Int32Array {
     if (d.capability !== 'yes-no') return this.reading.prefix(text);
-    return this.reading.reader.focus(text, [d.statement]).then((excerpt) => this.reading.prefix(text, excerpt));
+    return this.reading.reader
+      .focus(session, text, [d.statement])
+      .then((excerpt) => this.reading.prefix(text, excerpt));
   }
 
   /** The decision's own branch after the text. */
@@ -129,6 +132,7 @@ export class HeadReader {
    * so a head adds little to the request.
    */
   private async verifyJobs(
+    session: Session,
     f: { name: string; description?: string },
     texts: string[],
     values: string[] | undefined,
@@ -138,7 +142,7 @@ export class HeadReader {
     const field = fieldWords(f);
     return Promise.all(
       texts.map(async (text, i) => {
-        const excerpt = await this.reading.reader.focus(text, [focusQuery(field, values[i]!)]);
+        const excerpt = await this.reading.reader.focus(session, text, [focusQuery(field, values[i]!)]);
         return {
           prefix: this.verify.prefix(`Text: ${excerpt.text}\n\n`),
           branches: [this.verify.branch(checkQuestion(field, values[i]!))],

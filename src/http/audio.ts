@@ -20,8 +20,8 @@ export function audioRoutes(transcription: Transcription): Route[] {
         checkWavLength(req.body);
         return { audio: req.body, diarize };
       },
-      run: async ({ audio, diarize }, signal) => {
-        const out = await transcription.run(audio, diarize, signal);
+      run: async ({ audio, diarize }, session) => {
+        const out = await transcription.run(audio, diarize, session);
         return { body: out.body, billing: { inputTokens: out.inputTokens }, inferenceMs: out.inferenceMs };
       },
     }),

@@ -1,9 +1,10 @@
 // The one way a route runs the model (the capabilities, chat, System One, audio): the service's
 // capacity is checked before the body is read (529 costs no upload), the request is read and
-// validated outside admission, then admitted once for all the model work it starts, and the reply
-// carries its billing as a typed field (the transport writes x-input-*, the gate meters it).
+// validated outside admission, then admitted once (Engine.admit), whose Session the work runs all
+// it starts in, and the reply carries its billing as a typed field (the transport writes x-input-*,
+// the gate meters it).
 // Whatever applies to every model call (readiness, a deadline) belongs here.
-import type { Engine } from '../engine/engine.js';
+import type { Engine, Session } from '../engine/engine.js';
 import type { ServiceError } from '../errors.js';
 import type { ApiReply, ApiRequest, Billing, Route } from './types.js';
 import type { AnswerDrafts } from '../feedback/kept.js';
@@ -26,8 +27,11 @@ export interface ModelRouteSpec<I> {
   path: string;
   /** Reads and validates the request (body, query, headers); throws before any admission. */
   read(req: ApiRequest): I;
-  /** The model work, admitted once for all it runs; aborted when the client goes away. */
-  run(input: I, signal: AbortSignal): Promise<ModelReply>;
+  /**
+   * The model work, all of it in `session` (the request's one admission); the session's signal
+   * aborts when the client goes away or the deadline passes.
+   */
+  run(input: I, session: Session): Promise<ModelReply>;
   /** Requests this call counts against a key's per-minute limit (1 when absent). */
   cost?: (req: ApiRequest) => number;
   maxBodyBytes?: number;
@@ -51,7 +55,8 @@ function untimed<I>(engine: Engine, spec: ModelRouteSpec<I>): Route {
       const input = spec.read(req);
       const started = performance.now();
       // The organization's own heads decide its requests (src/heads/heads.ts).
-      const out = await engine.admitted(() => spec.run(input, req.signal), req.organization);
+      const admitted = { signal: req.signal, organization: req.organization };
+      const out = await engine.admit((session) => spec.run(input, session), admitted);
       return {
         status: 200,
         body: out.body,

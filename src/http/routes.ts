@@ -127,8 +127,8 @@ function chatCompletions(chat: Chat, engine: Engine): Route {
       refuseImages(request);
       return request;
     },
-    run: async (request, signal) => {
-      const completion = await chat.complete(request, signal);
+    run: async (request, session) => {
+      const completion = await chat.complete(request, session);
       const billing = { inputTokens: completion.usage.prompt_tokens };
       if (request.stream)
         return {
@@ -198,8 +198,8 @@ function decision<I, O>(c: BoundCapability<I, O>, engine: Engine): Route {
         throw ERRORS.invalidRequest(`image: ${IMAGES_UNSUPPORTED}`);
       return c.validate(body);
     },
-    run: async (input, signal) => {
-      const out = await c.decision.run(input, signal);
+    run: async (input, session) => {
+      const out = await c.decision.run(input, session);
       return {
         body: out.body,
         billing: { inputChars: out.inputChars, inputTokens: out.inputTokens },

@@ -31,8 +31,8 @@ export function systemOneRoutes(systemOne: SystemOne, engine: Engine): Route[] {
       ...wire,
       path: SYSTEM_ONE_PATH,
       read: (req) => checkModel(single(body(req))),
-      run: async (input, signal) => {
-        const out = await systemOne.run([input.state], input.questions, signal);
+      run: async (input, session) => {
+        const out = await systemOne.run([input.state], input.questions, session);
         const decisions = systemOneDrafts([input.state], input.questions, out.body, false);
         return { ...reply({ model: MODEL_ID, answers: out.body[0], usage: usage(out.inputTokens) }, out), decisions };
       },
@@ -41,8 +41,8 @@ export function systemOneRoutes(systemOne: SystemOne, engine: Engine): Route[] {
       ...wire,
       path: SYSTEM_ONE_BATCH_PATH,
       read: (req) => checkModel(batch(body(req))),
-      run: async (input, signal) => {
-        const out = await systemOne.run(input.states, input.questions, signal);
+      run: async (input, session) => {
+        const out = await systemOne.run(input.states, input.questions, session);
         const results = out.body.map((answers) => ({ answers }));
         const decisions = systemOneDrafts(input.states, input.questions, out.body, true);
         return { ...reply({ model: MODEL_ID, results, usage: usage(out.inputTokens) }, out), decisions };

@@ -49,9 +49,9 @@ export function transcriptionsRoute(transcription: Transcription): Route {
       checkWavLength(form.file);
       return form;
     },
-    run: async (form, signal) => {
+    run: async (form, session) => {
       const language = form.language ?? transcription.settings.audioLanguage;
-      const out = await transcription.run(form.file, false, signal, language);
+      const out = await transcription.run(form.file, false, session, language);
       const reply = formatted(out.body, form, language === 'auto' ? null : language);
       return { ...reply, billing: { inputTokens: out.inputTokens }, inferenceMs: out.inferenceMs };
     },

@@ -2,44 +2,45 @@
 // after a failure, and divided out of the scores.
 import t from 'tap';
 import type { ScoreJob, ScoreResult } from '../../src/binding.js';
-import type { Engine } from '../../src/engine/engine.js';
+import type { Session } from '../../src/engine/engine.js';
 import { calibrated, CONTENT_FREE_TEXT, LabelPriors } from '../../src/decisions/label-priors.js';
 import { normalise } from '../../src/decisions/distribution.js';
 
-function engineScoring(results: () => Promise<number[]>): { engine: Engine; texts: string[] } {
+function sessionScoring(results: () => Promise<number[]>): { session: Session; texts: string[] } {
   const texts: string[] = [];
-  const engine = {
+  const session = {
     score: async (jobs: ScoreJob[]) => {
       texts.push(...jobs.map((j) => (j as unknown as { text: string }).text));
       return [{ logprobs: Float64Array.from(await results()) } as unknown as ScoreResult];
     },
-  } as unknown as Engine;
-  return { engine, texts };
+    withoutSignal: () => session,
+  } as unknown as Session;
+  return { session, texts };
 }
 const jobFor = (text: string) => ({ text }) as unknown as ScoreJob;
 
 t.test('one prior job per label set, shared by concurrent requests', async (t) => {
-  const { engine, texts } = engineScoring(async () => [-0.1, -2.5]);
-  const priors = new LabelPriors(engine, jobFor);
+  const { session, texts } = sessionScoring(async () => [-0.1, -2.5]);
+  const priors = new LabelPriors(jobFor);
   const labels = [{ name: 'positive' }, { name: 'negative' }];
-  const [a, b] = await Promise.all([priors.of(labels), priors.of(labels)]);
-  await priors.of(labels);
+  const [a, b] = await Promise.all([priors.of(session, labels), priors.of(session, labels)]);
+  await priors.of(session, labels);
   t.same(a, [-0.1, -2.5]);
   t.equal(a, b);
   t.same(texts, [CONTENT_FREE_TEXT], 'the content-free text was scored once');
-  await priors.of([{ name: 'positive', description: 'good' }, { name: 'negative' }]);
+  await priors.of(session, [{ name: 'positive', description: 'good' }, { name: 'negative' }]);
   t.equal(texts.length, 2, 'a description makes another label set');
 });
 
 t.test('a failed prior is not kept', async (t) => {
   let calls = 0;
-  const { engine } = engineScoring(async () => {
+  const { session } = sessionScoring(async () => {
     if (++calls === 1) throw new Error('overloaded');
     return [-1, -1];
   });
-  const priors = new LabelPriors(engine, jobFor);
-  await t.rejects(priors.of([{ name: 'a' }, { name: 'b' }]), /overloaded/);
-  t.same(await priors.of([{ name: 'a' }, { name: 'b' }]), [-1, -1]);
+  const priors = new LabelPriors(jobFor);
+  await t.rejects(priors.of(session, [{ name: 'a' }, { name: 'b' }]), /overloaded/);
+  t.same(await priors.of(session, [{ name: 'a' }, { name: 'b' }]), [-1, -1]);
 });
 
 t.test('calibration removes the preference the model has without a text', async (t) => {

@@ -6,6 +6,7 @@ import { serviceOf } from '../../src/service.js';
 import { Excerpt, Reader, READ_CHARS, WHOLE_TEXT_CHARS, windowsOf } from '../../src/decisions/windows.js';
 import { fakeBinding } from '../helpers/fake-binding.js';
 import { SMALL } from '../helpers/server.js';
+import { decide } from '../helpers/requests.js';
 
 const filler = (n: number) =>
   'The committee met again on Tuesday and nothing much was decided. '.repeat(Math.ceil(n / 65)).slice(0, n);
@@ -46,10 +47,10 @@ t.teardown(() => engine.close());
 t.test('short texts are read whole; long ones down to the read budget, best windows first', async (t) => {
   const reader = new Reader(engine);
   const short = filler(WHOLE_TEXT_CHARS);
-  t.equal((await reader.focus(short, ['committee'])).text, short);
+  t.equal((await engine.admit((s) => reader.focus(s, short, ['committee']))).text, short);
   const needle = 'Zebra quizzes vex wizard jazz kings.';
   const long = `${filler(9000)} ${needle} ${filler(9000)}`;
-  const read = await reader.focus(long, [needle]);
+  const read = await engine.admit((s) => reader.focus(s, long, [needle]));
   t.ok(read.text.length <= READ_CHARS + 200, `read ${read.text.length} characters`);
   t.match(read.text, needle);
   const sample = reader.sample(long);
@@ -62,7 +63,7 @@ t.test('short texts are read whole; long ones down to the read budget, best wind
 t.test('an answer from a windowed text carries offsets into the original text', async (t) => {
   const s = serviceOf(engine);
   const text = `${filler(12000)} Zebra quizzes vex wizard jazz kings. ${filler(6000)}`;
-  const out = await s.answer.run({ text, question: 'Zebra quizzes vex wizard jazz kings?' });
+  const out = await decide(engine, s.answer, { text, question: 'Zebra quizzes vex wizard jazz kings?' });
   const r = out.body as { answer: string; start: number; end: number };
   t.type(r.answer, 'string');
   t.equal(text.slice(r.start, r.end), r.answer);

@@ -9,6 +9,7 @@ import { Engine } from '../../src/engine/engine.js';
 import { CancelledError, ServiceError } from '../../src/errors.js';
 import { fakeBinding } from '../helpers/fake-binding.js';
 import { post, SMALL, startServer } from '../helpers/server.js';
+import { scoreRound } from '../helpers/requests.js';
 
 const job = {
   prefix: Int32Array.of(1, 2),
@@ -19,9 +20,9 @@ const job = {
 t.test('when every slot is busy a request is refused at once with overloaded', async (t) => {
   const binding = fakeBinding({ delayMs: 300 });
   const engine = await Engine.open({ ...SMALL, modelPath: 'fake', slots: 2, queue: 1 }, binding);
-  const admitted = [engine.score([job]), engine.score([job]), engine.score([job])];
+  const admitted = [scoreRound(engine, [job]), scoreRound(engine, [job]), scoreRound(engine, [job])];
   const started = performance.now();
-  await t.rejects(engine.score([job]), { code: 'overloaded' });
+  await t.rejects(scoreRound(engine, [job]), { code: 'overloaded' });
   t.ok(performance.now() - started < 50, 'refused without waiting');
   await Promise.all(admitted);
   t.equal(engine.stats().refused, 1);
@@ -31,12 +32,12 @@ t.test('when every slot is busy a request is refused at once with overloaded', a
 t.test('a failing inference is retried once, then runner_error', async (t) => {
   const binding = fakeBinding({ failures: 1 });
   const engine = await Engine.open({ ...SMALL, modelPath: 'fake' }, binding);
-  await engine.score([job]);
+  await scoreRound(engine, [job]);
   t.equal(binding.submitted, 2, 'one failure, one retry that succeeds');
 
   binding.behaviour.failures = 100;
   const before = binding.submitted;
-  const err = await engine.score([job]).catch((e: unknown) => e);
+  const err = await scoreRound(engine, [job]).catch((e: unknown) => e);
   t.ok(err instanceof ServiceError);
   t.equal((err as ServiceError).code, 'runner_error');
   t.equal((err as ServiceError).status, 502);
@@ -48,7 +49,7 @@ t.test('aborting cancels the jobs and frees the slots', async (t) => {
   const binding = fakeBinding({ delayMs: 10_000 });
   const engine = await Engine.open({ ...SMALL, modelPath: 'fake' }, binding);
   const controller = new AbortController();
-  const pending = engine.score([job, job], controller.signal);
+  const pending = scoreRound(engine, [job, job], controller.signal);
   t.equal(binding.running(), 2);
   controller.abort();
   await t.rejects(pending, CancelledError);
@@ -60,11 +61,11 @@ t.test('aborting cancels the jobs and frees the slots', async (t) => {
 t.test('close waits for admitted requests, then refuses new ones', async (t) => {
   const binding = fakeBinding({ delayMs: 100 });
   const engine = await Engine.open({ ...SMALL, modelPath: 'fake' }, binding);
-  const inflight = engine.score([job]);
+  const inflight = scoreRound(engine, [job]);
   const closed = engine.close();
   await t.resolves(inflight);
   await closed;
-  await t.rejects(engine.score([job]), { code: 'not_ready' });
+  await t.rejects(scoreRound(engine, [job]), { code: 'not_ready' });
 });
 
 t.test('over HTTP: 529 overloaded in the envelope, fast', async (t) => {
@@ -135,6 +136,66 @@ t.test('an admitted request is never refused for its own second job (label prior
   t.equal(server.engine.stats().refused, 0);
 });
 
+t.test("one admission per request: its session's rounds share it and its token budget", async (t) => {
+  const engine = await Engine.open({ ...SMALL, modelPath: 'fake', slots: 1, queue: 0 }, fakeBinding());
+  t.teardown(() => engine.close());
+  const spent = await engine.admit(async (session) => {
+    await session.score([job]);
+    const once = session.budget.spent;
+    await session.score([job]);
+    t.equal(engine.stats().inflight, 1, 'the second round is not admitted again');
+    await t.rejects(
+      scoreRound(engine, [job]),
+      { code: 'overloaded' },
+      'a second request is refused while this one holds the place',
+    );
+    t.equal(session.budget.limit, engine.requestTokens);
+    return [once, session.budget.spent];
+  });
+  t.same(spent, [5, 10], 'each round charged to the one budget');
+  t.equal(engine.stats().inflight, 0);
+  const over = { ...job, prefix: new Int32Array(3000) };
+  await t.rejects(
+    engine.admit(async (session) => {
+      for (let round = 0; round < 3; round++) await session.score([over]); // 3 x 3,003 tokens
+    }),
+    { code: 'invalid_request', message: /needs 9009 tokens of model reading, more than the limit of 8192 per request/ },
+    'rounds over the request budget refused with a 400',
+  );
+});
+
+t.test('background work has its own session: not admitted, never refused, not budgeted', async (t) => {
+  const engine = await Engine.open({ ...SMALL, modelPath: 'fake', slots: 1, queue: 0 }, fakeBinding({ delayMs: 100 }));
+  t.teardown(() => engine.close());
+  const request = scoreRound(engine, [job]);
+  const spent = await engine.background(async (session) => {
+    t.ok(session.background);
+    await session.score([job]);
+    return session.budget.spent;
+  });
+  t.equal(spent, 0, 'background slots: nothing charged');
+  t.equal(engine.stats().refused, 0);
+  await request;
+});
+
+t.test("a session's view without its signal is not cancelled with the request", async (t) => {
+  const binding = fakeBinding({ delayMs: 200 });
+  const engine = await Engine.open({ ...SMALL, modelPath: 'fake' }, binding);
+  t.teardown(() => engine.close());
+  const controller = new AbortController();
+  let shared: Promise<unknown> | undefined;
+  const request = engine.admit(
+    (session) => {
+      shared = session.withoutSignal().score([job]);
+      return session.score([job]);
+    },
+    { signal: controller.signal },
+  );
+  controller.abort();
+  await t.rejects(request, CancelledError);
+  await t.resolves(shared!, "the shared job (a label set's prior) finishes for those waiting on it");
+});
+
 /** An engine on the fake binding with audio: capacity one, the speaker encoder slow. */
 async function audioEngine(t: Test) {
   const binding = fakeBinding({ speakerDelayMs: 200 });
@@ -153,18 +214,18 @@ async function until(ready: () => boolean): Promise<void> {
 
 t.test('diarization is admitted: while it runs, a request beyond capacity gets overloaded', async (t) => {
   const { binding, engine, transcription } = await audioEngine(t);
-  const diarized = transcription.run(Buffer.from('audio'), true);
+  const diarized = engine.admit((session) => transcription.run(Buffer.from('audio'), true, session));
   await until(() => binding.embeddings > 0);
   t.equal(engine.stats().inflight, 1, 'the transcription still holds its admission while speakers are embedded');
-  await t.rejects(engine.score([job]), { code: 'overloaded' });
+  await t.rejects(scoreRound(engine, [job]), { code: 'overloaded' });
   t.equal((await diarized).body.segments[0]!.speaker, 'SPEAKER_00');
-  await t.resolves(engine.score([job]), 'admitted again once diarization is done');
+  await t.resolves(scoreRound(engine, [job]), 'admitted again once diarization is done');
   await engine.close();
 });
 
 t.test('close waits for diarization', async (t) => {
   const { binding, engine, transcription } = await audioEngine(t);
-  const diarized = transcription.run(Buffer.from('audio'), true);
+  const diarized = engine.admit((session) => transcription.run(Buffer.from('audio'), true, session));
   await until(() => binding.embeddings > 0);
   const started = performance.now();
   await engine.close();

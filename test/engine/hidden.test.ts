@@ -4,6 +4,7 @@ import t from 'tap';
 import { Engine } from '../../src/engine/engine.js';
 import { FAKE_HIDDEN_SIZE, FAKE_LAYER_COUNT, fakeBinding } from '../helpers/fake-binding.js';
 import { SMALL } from '../helpers/server.js';
+import { scoreRound } from '../helpers/requests.js';
 
 const job = {
   prefix: Int32Array.of(1, 2),
@@ -15,7 +16,7 @@ t.test("hiddenSize is the binding's, and a job gets hidden rows only when it ask
   const engine = await Engine.open({ ...SMALL, modelPath: 'fake' }, fakeBinding({ delayMs: 1 }));
   t.teardown(() => engine.close());
   t.equal(engine.hiddenSize, FAKE_HIDDEN_SIZE);
-  const [asked, plain, off] = await engine.score([{ ...job, hidden: true }, job, { ...job, hidden: false }]);
+  const [asked, plain, off] = await scoreRound(engine, [{ ...job, hidden: true }, job, { ...job, hidden: false }]);
   t.equal(asked!.hidden!.length, job.branches.length * FAKE_HIDDEN_SIZE, 'branches x hiddenSize');
   t.equal(asked!.hidden![FAKE_HIDDEN_SIZE + 1], 5, "the second branch's row, as the binding wrote it");
   t.equal(plain!.hidden, undefined);
@@ -27,7 +28,7 @@ t.test("layerCount is the binding's, and hiddenLayers reaches it: a row per laye
   const engine = await Engine.open({ ...SMALL, modelPath: 'fake' }, fakeBinding({ delayMs: 1 }));
   t.teardown(() => engine.close());
   t.equal(engine.layerCount, FAKE_LAYER_COUNT);
-  const [plain, layered] = await engine.score([
+  const [plain, layered] = await scoreRound(engine, [
     { ...job, hidden: true },
     { ...job, hidden: true, hiddenLayers: [2, -1] },
   ]);

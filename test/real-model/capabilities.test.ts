@@ -2,13 +2,14 @@
 import t from 'tap';
 import { serviceOf } from '../../src/service.js';
 import { openTestEngine } from '../helpers/model.js';
+import { decide } from '../helpers/requests.js';
 
 const engine = await openTestEngine();
 t.teardown(() => engine.close());
 const s = serviceOf(engine);
 
 t.test('classify picks the clear topic, multi-token labels included', async (t) => {
-  const out = await s.classify.run({
+  const out = await decide(engine, s.classify, {
     texts: ['The striker scored twice in the final.', 'Parliament voted on the new tax law.'],
     labels: ['sports news', 'politics', 'cooking recipe'],
   });
@@ -22,7 +23,7 @@ t.test('classify picks the clear topic, multi-token labels included', async (t) 
 
 t.test('classify tells apart labels that begin with the same words', async (t) => {
   const labels = ['account deletion', 'account access', 'billing'];
-  const out = await s.classify.run({
+  const out = await decide(engine, s.classify, {
     texts: [
       'Please close my account for good and erase all of my data.',
       'I cannot log in: the password reset link never arrives.',
@@ -46,7 +47,10 @@ t.test('a close classify is decided the same whatever order the labels come in',
   for (let k = 0; k < labels.length; k++) {
     const listed = [...labels.slice(k), ...labels.slice(0, k)].reverse();
     decided.push(
-      (await s.classify.run({ text, labels: listed })).body as { label: string; scores: Record<string, number> },
+      (await decide(engine, s.classify, { text, labels: listed })).body as {
+        label: string;
+        scores: Record<string, number>;
+      },
     );
   }
   t.same(new Set(decided.map((d) => d.label)).size, 1, `one label in every order: ${decided.map((d) => d.label)}`);
@@ -59,7 +63,10 @@ t.test('classify-tree descends into the winner', async (t) => {
     order: { description: 'orders and deliveries', labels: { damaged: 'arrived broken', late: 'delivery is late' } },
     account: { description: 'the customer account', labels: { login: 'cannot sign in', privacy: 'personal data' } },
   };
-  const out = await s.classifyTree.run({ text: 'My parcel arrived with the screen smashed to pieces.', tree });
+  const out = await decide(engine, s.classifyTree, {
+    text: 'My parcel arrived with the screen smashed to pieces.',
+    tree,
+  });
   const r = out.body as { path: string[]; levels: { input_tokens: number }[] };
   t.same(r.path, ['order', 'damaged']);
   t.equal(out.inputTokens, r.levels[0]!.input_tokens + r.levels[1]!.input_tokens);
@@ -67,7 +74,7 @@ t.test('classify-tree descends into the winner', async (t) => {
 
 t.test('rate puts clear texts at the ends of the scale', async (t) => {
   const scale = ['very bad', 'bad', 'average', 'good', 'excellent'];
-  const out = await s.rate.run({
+  const out = await decide(engine, s.rate, {
     texts: ['Awful. Cold food, rude staff, never again.', 'Perfect in every way, the best meal of my life.'],
     scale,
   });
@@ -79,7 +86,7 @@ t.test('rate puts clear texts at the ends of the scale', async (t) => {
 
 t.test('answer copies the span from the text, or says null', async (t) => {
   const text = 'Your flight departs from gate B12 at 14:35.';
-  const out = await s.answer.run({ text, questions: ['Which gate?', 'What is the price of the ticket?'] });
+  const out = await decide(engine, s.answer, { text, questions: ['Which gate?', 'What is the price of the ticket?'] });
   const [gate, price] = (
     out.body as { results: { answer: string | null; start: number | null; end: number | null; probability: number }[] }
   ).results;
@@ -91,7 +98,7 @@ t.test('answer copies the span from the text, or says null', async (t) => {
 
 t.test('entities finds typed spans with exact offsets', async (t) => {
   const text = 'Tim Cook announced that Apple will open a campus in Austin.';
-  const out = await s.entities.run({ text, types: ['person', 'organization', 'city'] });
+  const out = await decide(engine, s.entities, { text, types: ['person', 'organization', 'city'] });
   const entities = (out.body as { entities: { type: string; text: string; start: number; end: number }[] }).entities;
   t.same(
     entities.map((e) => `${e.type}: ${e.text}`),
@@ -104,7 +111,7 @@ t.test('entities lists every name of a type, each written as the model writes it
   // Alone on a line a name has no leading space, and "Valencia" is then two tokens where the
   // text's " Valencia" is one: the copier must take both forms.
   const text = 'Marie Curie shared the prize with Pierre Curie and Henri Becquerel, then lectured in Valencia.';
-  const out = await s.entities.run({ text, types: ['person', 'city'] });
+  const out = await decide(engine, s.entities, { text, types: ['person', 'city'] });
   const entities = (out.body as { entities: { type: string; text: string; start: number; end: number }[] }).entities;
   t.same(
     entities.map((e) => `${e.type}: ${e.text}`),
@@ -117,7 +124,7 @@ t.test('entities lists words the text splits otherwise than a list item begins t
   // " atorvastatin" is " at" "or" "v" "ast" "atin" in the text, "ator" "v" "ast" "atin" alone on a line:
   // without the whole word as a start form the model's first token was not in the text (p = 0.01).
   const text = 'Discharge plan: continue bisoprolol 2.5 mg daily, start atorvastatin 40 mg at night and stop ramipril.';
-  const out = await s.entities.run({ text, types: { medication: 'drug names only' } });
+  const out = await decide(engine, s.entities, { text, types: { medication: 'drug names only' } });
   const entities = (out.body as { entities: { type: string; text: string }[] }).entities;
   t.same(
     entities.map((e) => e.text),
@@ -130,7 +137,7 @@ t.test('entities copies a number with the unit or letters that follow it', async
   const text =
     'Continue metformin 1000 mg twice daily and amlodipine 5 mg once daily. Vehicles KM19 XTB and LD21 PWA were involved.';
   const types = { dosage: 'amount per dose, such as 10 mg', 'licence plate': 'vehicle registration numbers' };
-  const out = await s.entities.run({ text, types });
+  const out = await decide(engine, s.entities, { text, types });
   const entities = (out.body as { entities: { type: string; text: string; start: number; end: number }[] }).entities;
   const found = entities.map((e) => `${e.type}: ${e.text}`);
   for (const whole of ['dosage: 1000 mg', 'licence plate: KM19 XTB', 'licence plate: LD21 PWA'])
@@ -146,7 +153,10 @@ t.test(
   'entities copies a percentage whole, though the model writes its "%" and the line break as one token',
   async (t) => {
     const text = 'Revenue rose 12% to €4.8 billion, while net profit fell 3.5% to €610 million.';
-    const out = await s.entities.run({ text, types: { money: 'amounts of money', percentage: 'percentages' } });
+    const out = await decide(engine, s.entities, {
+      text,
+      types: { money: 'amounts of money', percentage: 'percentages' },
+    });
     const entities = (out.body as { entities: { type: string; text: string }[] }).entities;
     t.same(
       entities.filter((e) => e.type === 'percentage').map((e) => e.text),
@@ -161,7 +171,7 @@ t.test(
     // 64 branches that could each copy 16 spans need far more context than the slot's 4096 tokens:
     // the copier runs them in groups instead of refusing the request.
     const types = ['person', 'city', ...Array.from({ length: 62 }, (_, i) => `unused kind ${i}`)];
-    const out = await s.entities.run({ text: 'Marie Curie lectured in Valencia.', types });
+    const out = await decide(engine, s.entities, { text: 'Marie Curie lectured in Valencia.', types });
     const entities = (out.body as { entities: { type: string; text: string }[] }).entities;
     t.same(
       entities.filter((e) => e.type === 'person' || e.type === 'city').map((e) => `${e.type}: ${e.text}`),
@@ -172,11 +182,11 @@ t.test(
 
 t.test('verify reads the field and compares numbers as numbers', async (t) => {
   const text = 'Invoice total: 2,000 USD, due in 30 days.';
-  const right = (await s.verify.run({ text, field: { name: 'invoice total' }, value: 2000 })).body as {
+  const right = (await decide(engine, s.verify, { text, field: { name: 'invoice total' }, value: 2000 })).body as {
     matches: boolean;
     found: string[];
   };
-  const wrong = (await s.verify.run({ text, field: { name: 'invoice total' }, value: 2500 })).body as {
+  const wrong = (await decide(engine, s.verify, { text, field: { name: 'invoice total' }, value: 2500 })).body as {
     matches: boolean;
   };
   t.equal(right.matches, true);
@@ -200,7 +210,7 @@ t.test(
         payment: { type: 'string', enum: ['credit card', 'bank transfer', 'cash on delivery'] }, // several
       },
     };
-    const out = await s.extract.run({ text, schema });
+    const out = await decide(engine, s.extract, { text, schema });
     t.same((out.body as { data: unknown }).data, {
       address: '17 Fern Close, Harrogate HG2 7LT',
       paid: true,
@@ -209,7 +219,10 @@ t.test(
     });
     // Without a field to copy, the flag and the one-token choice are read on their own.
     const { paid, delivery } = schema.properties;
-    const choicesOnly = await s.extract.run({ text, schema: { type: 'object', properties: { paid, delivery } } });
+    const choicesOnly = await decide(engine, s.extract, {
+      text,
+      schema: { type: 'object', properties: { paid, delivery } },
+    });
     t.same((choicesOnly.body as { data: unknown }).data, { paid: true, delivery: 'express' });
   },
 );
@@ -223,7 +236,7 @@ t.test('extract: a list the text writes on one line comes back as one item per n
       present: { type: 'array', description: 'people present', items: { type: 'string' } },
     },
   };
-  const out = await s.extract.run({ text, schema });
+  const out = await decide(engine, s.extract, { text, schema });
   const data = (out.body as { data: { date: string; present: string[] } }).data;
   t.equal(data.date, '4 June');
   t.same(data.present, ['Nadia Rahman', 'Tomás Silva', 'Ewa Nowak']);
@@ -235,7 +248,7 @@ t.test('extract: a list item ends with its line, even where the line ends on a b
     'Discharge plan for ward 4\nMedications:\n1. Metformin 500 mg twice daily (continued)\n' +
     '2. Lisinopril 10 mg once daily (new)\n3. Atorvastatin 20 mg at night (new)\nReview in 2 weeks.';
   const schema = { type: 'object', properties: { medications: { type: 'array', items: { type: 'string' } } } };
-  const out = await s.extract.run({ text, schema });
+  const out = await decide(engine, s.extract, { text, schema });
   const items = (out.body as { data: { medications: string[] } }).data.medications;
   t.equal(items.length, 3, JSON.stringify(items));
   for (const [k, drug] of ['Metformin', 'Lisinopril', 'Atorvastatin'].entries())
@@ -251,7 +264,7 @@ t.test('extract: nested objects are filled from their own party', async (t) => {
     properties: Object.fromEntries(keys.map((k) => [k, { type: 'string' }])),
   });
   const schema = { type: 'object', properties: { sender: party('name'), recipient: party('name', 'phone') } };
-  const out = await s.extract.run({ text, schema });
+  const out = await decide(engine, s.extract, { text, schema });
   t.same((out.body as { data: unknown }).data, {
     sender: { name: 'Harbour Books Ltd' },
     recipient: { name: 'Maria Lopez', phone: '091 555 2040' },
@@ -269,7 +282,7 @@ t.test('extract: a list in a sentence comes back whole, and an abbreviation keep
       host: { type: 'string', description: 'the company hosting' },
     },
   };
-  const out = await s.extract.run({ text, schema });
+  const out = await decide(engine, s.extract, { text, schema });
   const data = (out.body as { data: { panelists: string[]; host: string } }).data;
   t.equal(data.panelists.length, 3, `three panelists: ${JSON.stringify(data.panelists)}`);
   t.ok(
@@ -291,7 +304,7 @@ t.test('extract: an e-mail or web address field is copied from such a value, not
       site: { type: 'string', format: 'uri' },
     },
   };
-  const out = await s.extract.run({ text, schema });
+  const out = await decide(engine, s.extract, { text, schema });
   const data = (out.body as { data: { contact: unknown; owner_contacts: string[]; site: string } }).data;
   t.same(data.contact, { name: 'Omar Haddad', email: 'omar.h@example.org' });
   t.equal(data.site, 'https://shahco.in/about');
@@ -305,6 +318,6 @@ t.test('extract: an e-mail or web address field is copied from such a value, not
 t.test('extract: a telephone field is filled from the number the text gives', async (t) => {
   const text = 'Booking for Ahmed Khan (ahmed.khan@mailbox.org). Call back on 07911 123456 if the flight changes.';
   const party = { type: 'object', properties: { name: { type: 'string' }, phone: { type: 'string' } } };
-  const out = await s.extract.run({ text, schema: { type: 'object', properties: { guest: party } } });
+  const out = await decide(engine, s.extract, { text, schema: { type: 'object', properties: { guest: party } } });
   t.same((out.body as { data: unknown }).data, { guest: { name: 'Ahmed Khan', phone: '07911 123456' } });
 });

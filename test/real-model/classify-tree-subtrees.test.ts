@@ -3,6 +3,7 @@
 import t from 'tap';
 import { serviceOf } from '../../src/service.js';
 import { openTestEngine } from '../helpers/model.js';
+import { decide } from '../helpers/requests.js';
 
 const engine = await openTestEngine({ encoder: true });
 t.teardown(() => engine.close());
@@ -26,7 +27,7 @@ t.test('classify-tree: vague top labels are chosen by the labels under them', as
     ['when do i get my next paycheck', ['work', 'payday']],
     ['i would like to take friday off', ['work', 'pto_request']],
   ];
-  const out = await s.classifyTree.run({ texts: cases.map(([text]) => text), tree });
+  const out = await decide(engine, s.classifyTree, { texts: cases.map(([text]) => text), tree });
   const results = (out.body as { results: { path: string[]; probability: number }[] }).results;
   t.same(
     results.map((r) => r.path),

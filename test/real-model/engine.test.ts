@@ -6,6 +6,7 @@ import { YesNo } from '../../src/decisions/yes-no.js';
 import { loadBinding } from '../../src/binding.js';
 import { CancelledError } from '../../src/errors.js';
 import { longText, SMALL_LOAD, testModelPath } from '../helpers/model.js';
+import { decide, scoreRound } from '../helpers/requests.js';
 
 const modelPath = await testModelPath();
 const engine = await Engine.open({
@@ -22,7 +23,10 @@ const yesNo = new YesNo(engine);
 const text = 'The Eiffel Tower is in Paris. It was completed in 1889 and is made of wrought iron.';
 
 t.test('obvious statements are judged correctly, probabilities from the model', async (t) => {
-  const out = await yesNo.run({ text, statements: ['The tower is in Paris.', 'The tower is made of wood.'] });
+  const out = await decide(engine, yesNo, {
+    text,
+    statements: ['The tower is in Paris.', 'The tower is made of wood.'],
+  });
   const [inParis, wooden] = (out.body as { results: { answer: boolean; probability: number }[] }).results;
   t.equal(inParis!.answer, true);
   t.equal(wooden!.answer, false);
@@ -31,7 +35,7 @@ t.test('obvious statements are judged correctly, probabilities from the model', 
 });
 
 t.test('statements of one call share the prefill: the text is read (and billed) once', async (t) => {
-  const tokens = async (statements: string[]) => (await yesNo.run({ text, statements })).inputTokens;
+  const tokens = async (statements: string[]) => (await decide(engine, yesNo, { text, statements })).inputTokens;
   const one = await tokens(['It is old.']);
   const two = await tokens(['It is old.', 'It is new.']);
   const three = await tokens(['It is old.', 'It is new.', 'It is new.']);
@@ -53,8 +57,8 @@ t.test('a repeated prefix is reused from the slot cache, with the same answer', 
   const prefix = one.tokenize(`Context: ${text}`);
   const job = { prefix, branches: [one.tokenize(' Question?')], options: [one.tokenize(' Yes'), one.tokenize(' No')] };
   const share = (lp: Float32Array) => 1 / (1 + Math.exp(lp[1]! - lp[0]!));
-  const [first] = await one.score([job]);
-  const [again] = await one.score([job]);
+  const [first] = await scoreRound(one, [job]);
+  const [again] = await scoreRound(one, [job]);
   t.equal(first!.cachedTokens, 0);
   t.equal(again!.cachedTokens, prefix.length, 'nothing of the prefix decoded again');
   t.equal(again!.promptTokens, first!.promptTokens, 'billed the same');
@@ -76,7 +80,7 @@ t.test('a prompt displaced by another is loaded back from host memory, with the 
       branches: [e.tokenize(' Is it made of iron?')],
       options: [e.tokenize(' Yes'), e.tokenize(' No')],
     };
-    const [r] = await e.score([job]);
+    const [r] = await scoreRound(e, [job]);
     return { cachedTokens: r!.cachedTokens, yes: 1 / (1 + Math.exp(r!.logprobs[1]! - r!.logprobs[0]!)) };
   };
   const other = 'Translate the text into French and keep its tone; names stay as they are. '.repeat(3) + text;
@@ -118,9 +122,10 @@ t.test('a text answered first is borrowed by a yes-no, not prefilled, with the s
     const e = await open(textReuse);
     t.teardown(() => e.close());
     const [answer, yesNo] = [new Answer(e), new YesNo(e)];
-    const ask = (body: string) => yesNo.run({ text: body, statement: 'The highest platform is 276 metres up.' });
+    const ask = (body: string) =>
+      decide(engine, yesNo, { text: body, statement: 'The highest platform is 276 metres up.' });
     await ask('The bridge opened in 1932 and carries a railway over the river.'); // the yes-no instructions, once
-    await answer.run({ text: long, question: 'How high is the highest platform?' });
+    await decide(engine, answer, { text: long, question: 'How high is the highest platform?' });
     const out = (await ask(long)).body as { answer: boolean; probability: number };
     answers.push({ ...out, stats: e.stats() });
   }
@@ -138,7 +143,7 @@ t.test('a text answered first is borrowed by a yes-no, not prefilled, with the s
 
 t.test('multi-token options are scored by all their tokens', async (t) => {
   const prefix = engine.tokenize('The capital of France is');
-  const [r] = await engine.score([
+  const [r] = await scoreRound(engine, [
     {
       prefix,
       branches: [engine.tokenize(' the city of')],
@@ -155,7 +160,7 @@ t.test('aborting a running job frees its slot within a second', async (t) => {
     branches: [engine.tokenize(' ok?')],
     options: [engine.tokenize(' Yes')],
   };
-  const pending = engine.score([long, long, long], controller.signal);
+  const pending = scoreRound(engine, [long, long, long], controller.signal);
   await new Promise((r) => setTimeout(r, 300));
   t.ok(engine.stats().running > 0, 'slots busy');
   const aborted = performance.now();
@@ -171,7 +176,7 @@ t.test('the event loop keeps answering while every slot runs', async (t) => {
     branches: [engine.tokenize(' ok?')],
     options: [engine.tokenize(' Yes')],
   };
-  const busy = engine.score([long, long]);
+  const busy = scoreRound(engine, [long, long]);
   let worstGap = 0;
   let last = performance.now();
   const timer = setInterval(() => {
@@ -305,7 +310,7 @@ t.test('a prompt larger than a slot is a 400, never a decode failure', async (t)
     promptCacheMiB: 0,
   });
   t.teardown(() => small.close());
-  await t.rejects(new YesNo(small).run({ text: longText(2000), statement: 'ok' }), {
+  await t.rejects(decide(small, new YesNo(small), { text: longText(2000), statement: 'ok' }), {
     code: 'invalid_request',
     message: /needs \d+ tokens of context but a slot holds 512/,
   });

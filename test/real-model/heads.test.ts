@@ -24,6 +24,7 @@ import { testModelPath } from '../helpers/model.js';
 import type { VerifyResult } from '../../src/decisions/verify.js';
 import type { ClassifyTreeResult } from '../../src/decisions/classify-tree.js';
 import { FIRE, SEA } from '../helpers/sea-fire.js';
+import { decide } from '../helpers/requests.js';
 
 // A head reads one job per example (the decision's own reading), so the fits take minutes on 2 cores.
 t.setTimeout(1_200_000);
@@ -174,7 +175,7 @@ t.test('the route decides held-out texts the deployment way and names the head',
   // The zero-shot reading takes the names at their word somewhere among these.
   const wrong = await Promise.all(
     [SEA[8]!, SEA[9]!, FIRE[8]!, FIRE[9]!].map(async (text, i) => {
-      const r = (await zeroShot.run({ text, labels: LABELS })).body as { label: string };
+      const r = (await decide(engine, zeroShot, { text, labels: LABELS })).body as { label: string };
       return r.label !== (i < 2 ? 'red' : 'blue');
     }),
   );
@@ -250,7 +251,7 @@ t.test("verify of the field with a head: the head decides matches, the route's r
     t.same(Object.keys(x), ['matches', 'probability', 'found'], 'the response keeps its shape');
     t.equal(x.matches, x.probability >= 0.5);
   }
-  const zeroShot = (await serviceOf(engine).verify.run({ texts, field: FIELD, value: 'marine' })).body as {
+  const zeroShot = (await decide(engine, serviceOf(engine).verify, { texts, field: FIELD, value: 'marine' })).body as {
     results: { matches: boolean }[];
   };
   t.ok(
@@ -283,7 +284,8 @@ t.test('classify-tree with a head: one reading of the tree, the levels rebuilt f
   }
   const zeroShot = await Promise.all(
     HELD_OUT.map(
-      async ([text]) => (await serviceOf(engine).classifyTree.run({ text, tree })).body as { path: string[] },
+      async ([text]) =>
+        (await decide(engine, serviceOf(engine).classifyTree, { text, tree })).body as { path: string[] },
     ),
   );
   t.ok(

@@ -6,6 +6,7 @@ import { Engine } from '../../src/engine/engine.js';
 import { type ScoreJob, type ScoreResult } from '../../src/binding.js';
 import { readF32Tensor } from '../helpers/gguf.js';
 import { testModelPath } from '../helpers/model.js';
+import { scoreRound } from '../helpers/requests.js';
 
 const modelPath = await testModelPath();
 const engine = await Engine.open({
@@ -27,7 +28,7 @@ const job = (statements: string[], hidden?: boolean, prompt = text): ScoreJob =>
   options: [engine.tokenize(' Yes'), engine.tokenize(' No')],
   ...(hidden === undefined ? {} : { hidden }),
 });
-const score = async (j: ScoreJob): Promise<ScoreResult> => (await engine.score([j]))[0]!;
+const score = async (j: ScoreJob): Promise<ScoreResult> => (await scoreRound(engine, [j]))[0]!;
 const n = engine.hiddenSize;
 const row = (r: ScoreResult, b: number) => Buffer.from(r.hidden!.buffer, r.hidden!.byteOffset + b * n * 4, n * 4);
 const bytes = (a: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);

@@ -3,6 +3,7 @@
 import t from 'tap';
 import { serviceOf } from '../../src/service.js';
 import { openTestEngine } from '../helpers/model.js';
+import { decide } from '../helpers/requests.js';
 
 const engine = await openTestEngine({ encoder: true });
 t.teardown(() => engine.close());
@@ -27,7 +28,7 @@ t.test('answer finds a fact in the middle of a 20,000-character text', async (t)
   const needle = 'The invoice number for the roof repair is INV-48213.';
   const text = `${filler(11000)}${needle} ${filler(20000 - 11001 - needle.length)}`;
   t.equal(text.length, 20000);
-  const out = await s.answer.run({ text, question: 'What is the invoice number for the roof repair?' });
+  const out = await decide(engine, s.answer, { text, question: 'What is the invoice number for the roof repair?' });
   const r = out.body as { answer: string | null; start: number; end: number };
   t.match(r.answer, /INV-48213/);
   t.equal(text.slice(r.start, r.end), r.answer, 'offsets into the original text');
@@ -38,7 +39,7 @@ t.test('answer finds a fact in the middle of a 20,000-character text', async (t)
 
 t.test('yes-no on a long text reads the window that decides', async (t) => {
   const text = `${filler(9000)}The board approved the merger with Northwind on Friday. ${filler(9000)}`;
-  const out = await s.yesNo.run({
+  const out = await decide(engine, s.yesNo, {
     text,
     statements: ['The board approved the merger.', 'The board rejected the merger.'],
   });

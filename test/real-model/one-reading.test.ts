@@ -12,6 +12,7 @@ import { modelSha256 } from '../../src/models/identity.js';
 import { serviceOf } from '../../src/service.js';
 import type { ClassifyResult, RateResult, YesNoResult } from '../../src/index.js';
 import { openTestEngine, testModelPath } from '../helpers/model.js';
+import { decide } from '../helpers/requests.js';
 
 const engine = await openTestEngine();
 t.teardown(() => engine.close());
@@ -46,11 +47,11 @@ const QUESTIONS = {
 };
 const close = (t: Test, a: number, b: number, what: string) => t.ok(Math.abs(a - b) <= 1e-9, `${what}: ${a} vs ${b}`);
 
-const wire = await s.systemOne.run(TEXTS, QUESTIONS);
+const wire = await engine.admit((session) => s.systemOne.run(TEXTS, QUESTIONS, session));
 const answers = wire.body;
 
 t.test('a noul is yes-no asked the same, its criteria as when_true', async (t) => {
-  const out = await s.yesNo.run({
+  const out = await decide(engine, s.yesNo, {
     texts: TEXTS,
     statement: QUESTIONS.payment.instructions,
     when_true: QUESTIONS.payment.criteria.true,
@@ -63,7 +64,7 @@ t.test('a noul is yes-no asked the same, its criteria as when_true', async (t) =
 });
 
 t.test('a choice is classify with the options as labels, descriptions included', async (t) => {
-  const out = await s.classify.run({ texts: TEXTS, labels: TEAMS });
+  const out = await decide(engine, s.classify, { texts: TEXTS, labels: TEAMS });
   const typed = (out.body as { results: ClassifyResult[] }).results;
   typed.forEach((r, i) => {
     const a = answers[i]!.team as { choice: string; confidence: number; probabilities: Record<string, number> };
@@ -74,7 +75,7 @@ t.test('a choice is classify with the options as labels, descriptions included',
 });
 
 t.test('a score is rate with the levels as the scale', async (t) => {
-  const out = await s.rate.run({ texts: TEXTS, scale: CHURN });
+  const out = await decide(engine, s.rate, { texts: TEXTS, scale: CHURN });
   const typed = (out.body as { results: RateResult[] }).results;
   typed.forEach((r, i) => {
     const a = answers[i]!.churn as { score: number; confidence: number; probabilities: Record<string, number> };
@@ -86,28 +87,30 @@ t.test('a score is rate with the levels as the scale', async (t) => {
 
 t.test('instructions are the decision question: the library reads them as System One does', async (t) => {
   const question = 'Which team should handle this ticket?';
-  const asked = await s.systemOne.run(TEXTS.slice(0, 1), { team: { ...QUESTIONS.team, instructions: question } });
+  const asked = await engine.admit((session) =>
+    s.systemOne.run(TEXTS.slice(0, 1), { team: { ...QUESTIONS.team, instructions: question } }, session),
+  );
   const labels = Object.entries(TEAMS).map(([name, description]) => ({ name, description }));
-  const { results } = await new Classify(engine).classified((jobs) => engine.score(jobs), TEXTS.slice(0, 1), labels, {
-    question,
-  });
+  const { results } = await engine.admit((session) =>
+    new Classify(engine).classified(session, TEXTS.slice(0, 1), labels, { question }),
+  );
   const a = asked.body[0]!.team as { probabilities: Record<string, number> };
   for (const name of Object.keys(TEAMS)) close(t, a.probabilities[name]!, results[0]!.scores[name]!, name);
 });
 
 t.test('a score reads its question: a cancelled subscription is a higher churn risk than praise', async (t) => {
   const churn = { type: 'score' as const, instructions: 'How likely is this customer to leave?', criteria: CHURN };
-  const out = await s.systemOne.run(TEXTS.slice(1), { churn });
+  const out = await engine.admit((session) => s.systemOne.run(TEXTS.slice(1), { churn }, session));
   const [cancelled, praise] = out.body.map((a) => (a.churn as { score: number }).score);
   t.ok(cancelled! > praise!, `expected levels ${cancelled} and ${praise}`);
 });
 
 t.test('a noul and a choice share the state: one request reads fewer tokens than the three routes', async (t) => {
-  const one = await s.systemOne.run(TEXTS.slice(0, 1), QUESTIONS);
+  const one = await engine.admit((session) => s.systemOne.run(TEXTS.slice(0, 1), QUESTIONS, session));
   const alone = await Promise.all([
-    s.yesNo.run({ text: TEXTS[0]!, statement: 'x' }),
-    s.classify.run({ text: TEXTS[0]!, labels: TEAMS }),
-    s.rate.run({ text: TEXTS[0]!, scale: CHURN }),
+    decide(engine, s.yesNo, { text: TEXTS[0]!, statement: 'x' }),
+    decide(engine, s.classify, { text: TEXTS[0]!, labels: TEAMS }),
+    decide(engine, s.rate, { text: TEXTS[0]!, scale: CHURN }),
   ]);
   const three = alone.reduce((n, o) => n + o.inputTokens, 0);
   t.ok(one.inputTokens < three, `${one.inputTokens} tokens for the request, ${three} for the three routes`);

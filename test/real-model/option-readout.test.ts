@@ -12,15 +12,16 @@ import { Classify } from '../../src/decisions/classify.js';
 import { labelsOf } from '../../src/decisions/labels.js';
 import { fitReadout, type Item } from '../../src/heads/readout-fit.js';
 import { openTestEngine } from '../helpers/model.js';
+import { decide } from '../helpers/requests.js';
 
 const engine = await openTestEngine();
 t.teardown(() => engine.close());
 const TEXTS = ['The striker scored twice in the final.', 'Parliament voted on the new tax law.'];
 const LABELS = ['sports news', 'politics', 'cooking recipe'];
-const score = (jobs: Parameters<typeof engine.score>[0]) => engine.score(jobs);
 
 async function items(): Promise<Item[]> {
-  const { z, read } = await new Classify(engine).optionReadings(score, TEXTS, labelsOf(LABELS), -1);
+  const classify = new Classify(engine);
+  const { z, read } = await engine.admit((session) => classify.optionReadings(session, TEXTS, labelsOf(LABELS), -1));
   return z.map((zi, i) => ({
     id: String(i),
     source: 'test',
@@ -47,7 +48,7 @@ t.test('classify decides through a readout, in the response shape it always has'
   const { a, b, v } = fitted.parameters();
   t.ok(Math.abs(a - 1) < 1e-3 && Math.abs(b) < 1e-3 && v.every((x) => Math.abs(x) < 1e-3));
   const readout = new OptionReadout({ modelSha256: 'test', layer: -1, a, b, v, provenance: {} });
-  const out = await serviceOf(engine, undefined, readout).classify.run({ texts: TEXTS, labels: LABELS });
+  const out = await decide(engine, serviceOf(engine, undefined, readout).classify, { texts: TEXTS, labels: LABELS });
   const results = (out.body as { results: { label: string; probability: number; scores: Record<string, number> }[] })
     .results;
   t.same(

@@ -3,6 +3,7 @@
 // after the whole prompt; the fit held at its anchor decides as rate ships; the shipped readout is
 // read for the model it was fitted on and rate decides through it.
 import t from 'tap';
+import type { ScoreJob } from '../../src/binding.js';
 import { Rate, RATE_READING_VERSION, RATE_READOUT_FILE } from '../../src/decisions/rate.js';
 import { normalise } from '../../src/decisions/distribution.js';
 import { OptionReadout } from '../../src/decisions/option-readout.js';
@@ -11,18 +12,19 @@ import { loadConfig } from '../../src/config.js';
 import { modelSha256 } from '../../src/models/identity.js';
 import { DECAYING, fitReadout } from '../../src/heads/readout-fit.js';
 import { openTestEngine, testModelPath } from '../helpers/model.js';
+import { decide, scoreRound } from '../helpers/requests.js';
 
 const engine = await openTestEngine();
 t.teardown(() => engine.close());
 const TEXTS = ['Absolutely wonderful, the best meal I have had all year.', 'Cold food, rude staff, never again.'];
 const SCALE = ['very negative', 'negative', 'neutral', 'positive', 'very positive'];
-const score = (jobs: Parameters<typeof engine.score>[0]) => engine.score(jobs);
+const score = (jobs: ScoreJob[]) => scoreRound(engine, jobs);
 type Rated = { results: { level: number; scores: number[] }[] };
 
 t.test('the readings z are the levels rate decides by; each level is read in full', async (t) => {
   const rate = new Rate(engine);
   const { z, read } = await rate.levelReadings(score, TEXTS, SCALE, [16, -1]);
-  const results = ((await rate.run({ texts: TEXTS, scale: SCALE })).body as Rated).results;
+  const results = ((await decide(engine, rate, { texts: TEXTS, scale: SCALE })).body as Rated).results;
   results.forEach((r, i) => {
     const p = normalise(z[i]!);
     p.forEach((pk, k) => t.ok(Math.abs(pk - r.scores[k]!) < 1e-4, `level ${k} of text ${i}`));
@@ -50,8 +52,10 @@ t.test('a readout held at its anchor decides as rate ships', async (t) => {
   const { a, b, v } = fitReadout(items, 1e6, DECAYING).parameters();
   t.ok(Math.abs(a - 1) < 1e-3 && Math.abs(b) < 1e-3 && v.every((x) => Math.abs(x) < 1e-3));
   const readout = new OptionReadout({ modelSha256: 'test', layer: -1, a, b, v, provenance: {} });
-  const shipped = ((await rate.run({ texts: TEXTS, scale: SCALE })).body as Rated).results;
-  const held = ((await new Rate(engine, undefined, readout).run({ texts: TEXTS, scale: SCALE })).body as Rated).results;
+  const shipped = ((await decide(engine, rate, { texts: TEXTS, scale: SCALE })).body as Rated).results;
+  const held = (
+    (await decide(engine, new Rate(engine, undefined, readout), { texts: TEXTS, scale: SCALE })).body as Rated
+  ).results;
   held.forEach((r, i) => r.scores.forEach((p, k) => t.ok(Math.abs(p - shipped[i]!.scores[k]!) < 1e-3)));
 });
 
@@ -64,7 +68,10 @@ t.test('the shipped readout is read for the default model and rate decides throu
   );
   t.ok(readout, 'src/decisions/readouts/rate.json names the default model');
   t.equal(await OptionReadout.forModel(async () => '0'.repeat(64), RATE_READOUT_FILE), undefined);
-  const out = await serviceOf(engine, undefined, undefined, readout).rate.run({ texts: TEXTS, scale: SCALE });
+  const out = await decide(engine, serviceOf(engine, undefined, undefined, readout).rate, {
+    texts: TEXTS,
+    scale: SCALE,
+  });
   const results = (out.body as Rated).results;
   t.ok(results[0]!.level >= 3 && results[1]!.level <= 1, `levels ${results.map((r) => r.level)}`);
   for (const r of results) t.ok(Math.abs(r.scores.reduce((s, p) => s + p, 0) - 1) < 1e-9);

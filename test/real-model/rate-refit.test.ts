@@ -4,12 +4,14 @@
 // src/decisions/readouts/rate.json. Reading is bit-identical whatever ran before (issue 48) and
 // the fit is plain arithmetic, so the figures must match exactly.
 import t from 'tap';
+import type { ScoreJob } from '../../src/binding.js';
 import { readFileSync } from 'node:fs';
 import { Rate, RATE_READOUT_FILE } from '../../src/decisions/rate.js';
 import { DECAYING, fitReadout } from '../../src/heads/readout-fit.js';
 import { LAYERS, sample } from '../helpers/rate-items.js';
 import { vader } from '../helpers/training-data.js';
 import { openTestEngine } from '../helpers/model.js';
+import { scoreRound } from '../helpers/requests.js';
 
 interface Recorded {
   provenance: {
@@ -45,7 +47,7 @@ t.test('a refit on a few items read anew reproduces the recorded figures', async
     'the same items, drawn from the archive as the refit drew them',
   );
   const rate = new Rate(engine);
-  const score = (jobs: Parameters<typeof engine.score>[0]) => engine.score(jobs);
+  const score = (jobs: ScoreJob[]) => scoreRound(engine, jobs);
   const layer = LAYERS.indexOf(recorded.layer);
   const items = [];
   for (const a of asked) {

@@ -6,6 +6,7 @@ import { Prompt } from '../../src/decisions/prompt.js';
 import { Source } from '../../src/decisions/source.js';
 import { Excerpt } from '../../src/decisions/windows.js';
 import { openTestEngine } from '../helpers/model.js';
+import { scoreRound, spanRound } from '../helpers/requests.js';
 
 const engine = await openTestEngine();
 t.teardown(() => engine.close());
@@ -20,7 +21,7 @@ t.test('long copied values have the probability the model gives their tokens', a
   const fields = ['delivery address', 'contact phone', 'purchase order reference', 'contact name'];
   const prefix = prompt.prefix(`Text: ${text}\n\n`);
   const branches = fields.map((f) => prompt.branch(`Field: ${f}`));
-  const [copied] = await engine.spans([source.job(prefix, branches, { maxSpanTokens: 64 })]);
+  const [copied] = await spanRound(engine, [source.job(prefix, branches, { maxSpanTokens: 64 })]);
   const spans = fields.map((_, b) => copied!.spans[b]![0]!);
   t.ok(
     spans.some((s) => s.end - s.start >= 12),
@@ -28,7 +29,8 @@ t.test('long copied values have the probability the model gives their tokens', a
   );
   // The model writes a value as it begins an answer (no leading space): the text of the span, tokenized.
   const written = spans.map((s) => prompt.option(source.span(s.start, s.end)!.text));
-  const scored = await engine.score(
+  const scored = await scoreRound(
+    engine,
     spans.map((_, b) => ({ prefix, branches: [branches[b]!], options: [written[b]!] })),
   );
   fields.forEach((field, b) => {
@@ -53,7 +55,7 @@ t.test('a list is copied as if each value were written one token at a time', asy
   const prefix = prompt.prefix(`Text: ${text}\n\n`);
   const branch = prompt.branch('People:');
   const newline = prompt.option('\n')[0]!;
-  const [copied] = await engine.spans([source.job(prefix, [branch], { separator: newline, maxSpans: 4 })]);
+  const [copied] = await spanRound(engine, [source.job(prefix, [branch], { separator: newline, maxSpans: 4 })]);
   const spans = copied!.spans[0]!;
   const names = spans.map((s) => source.span(s.start, s.end)!.text);
   t.ok(names.length >= 2, `several names: ${names.join(' | ')}`);
@@ -62,7 +64,9 @@ t.test('a list is copied as if each value were written one token at a time', asy
   // a nat: a list's closing tokens are weighed as one choice, and a decode of 16 tokens rounds
   // differently from one of 1; a name read after a stale drafted word is off by far more, or fails.
   const logprob = spans.reduce((sum, s, i) => sum + s.logprob - (i === spans.length - 1 ? s.closeLogprob : 0), 0);
-  const [scored] = await engine.score([{ prefix, branches: [branch], options: [prompt.option(names.join('\n'))] }]);
+  const [scored] = await scoreRound(engine, [
+    { prefix, branches: [branch], options: [prompt.option(names.join('\n'))] },
+  ]);
   t.ok(
     Math.abs(logprob - scored!.logprobs[0]!) < 1,
     `copied ${logprob.toFixed(3)}, scored ${scored!.logprobs[0]!.toFixed(3)}`,

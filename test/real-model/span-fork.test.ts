@@ -5,6 +5,7 @@ import { Prompt } from '../../src/decisions/prompt.js';
 import { Source } from '../../src/decisions/source.js';
 import { Excerpt } from '../../src/decisions/windows.js';
 import { openTestEngine } from '../helpers/model.js';
+import { spanRound } from '../helpers/requests.js';
 
 const engine = await openTestEngine();
 t.teardown(() => engine.close());
@@ -23,7 +24,7 @@ t.test('a fork answers with the greedy copy or one likelier both whole and per t
       fields.map((f) => prompt.branch(`Field: ${f}`)),
       { maxSpanTokens: 64, forkWithin },
     );
-  const [greedy, forked] = await engine.spans([job(0), job(Math.log(1e6))]);
+  const [greedy, forked] = await spanRound(engine, [job(0), job(Math.log(1e6))]);
   const perToken = (s: { logprob: number; start: number; end: number }) => s.logprob / (s.end - s.start + 1);
   fields.forEach((field, b) => {
     const [g, f] = [greedy!.spans[b]![0]!, forked!.spans[b]![0]!];
