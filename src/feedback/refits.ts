@@ -148,7 +148,7 @@ export class Refits {
    * completes a decision's corrections queues its refit as it ends).
    */
   async settled(): Promise<void> {
-    for (let seen: Promise<unknown> | undefined; seen !== this.queue; ) await (seen = this.queue);
+    for (let seen: Promise<unknown> | undefined; seen !== this.queue;) await (seen = this.queue);
   }
 
   /**
