@@ -4,10 +4,9 @@
 
 #include "args.h"
 #include "transcribe.h"
+#include "typed_arrays.h"
 
 namespace {
-
-Tokens ToTokens(const Napi::Int32Array &a) { return Tokens(a.Data(), a.Data() + a.ElementLength()); }
 
 Napi::Object StatsToJs(Napi::Env env, const JobStats &r) {
   Napi::Object out = Napi::Object::New(env);
@@ -19,14 +18,8 @@ Napi::Object StatsToJs(Napi::Env env, const JobStats &r) {
 
 Napi::Value ToJs(Napi::Env env, const ScoreResult &r) {
   Napi::Object out = StatsToJs(env, r);
-  Napi::Float32Array lp = Napi::Float32Array::New(env, r.logprobs.size());
-  std::copy(r.logprobs.begin(), r.logprobs.end(), lp.Data());
-  out.Set("logprobs", lp);
-  if (!r.hidden.empty()) {  // the job asked
-    Napi::Float32Array hidden = Napi::Float32Array::New(env, r.hidden.size());
-    std::copy(r.hidden.begin(), r.hidden.end(), hidden.Data());
-    out.Set("hidden", hidden);
-  }
+  out.Set("logprobs", TypedArrayFrom(env, r.logprobs));
+  if (!r.hidden.empty()) out.Set("hidden", TypedArrayFrom(env, r.hidden));  // the job asked
   return out;
 }
 
@@ -48,12 +41,8 @@ Napi::Value ToJs(Napi::Env env, const SpanResult &r) {
     branches.Set(b, list);
   }
   out.Set("spans", branches);
-  Napi::Float32Array none = Napi::Float32Array::New(env, r.none_logprob.size());
-  std::copy(r.none_logprob.begin(), r.none_logprob.end(), none.Data());
-  out.Set("noneLogprobs", none);
-  Napi::Float32Array first = Napi::Float32Array::New(env, r.first_logprobs.size());
-  std::copy(r.first_logprobs.begin(), r.first_logprobs.end(), first.Data());
-  out.Set("firstLogprobs", first);
+  out.Set("noneLogprobs", TypedArrayFrom(env, r.none_logprob));
+  out.Set("firstLogprobs", TypedArrayFrom(env, r.first_logprobs));
   return out;
 }
 
@@ -84,14 +73,8 @@ Napi::Value ToJs(Napi::Env env, const TranscribeResult &r) {
     segments.Set(s, o);
   }
   out.Set("segments", segments);
-  Napi::Float32Array energy = Napi::Float32Array::New(env, r.energy.size());
-  std::copy(r.energy.begin(), r.energy.end(), energy.Data());
-  out.Set("energy", energy);
-  if (!r.pcm.empty()) {
-    Napi::Float32Array pcm = Napi::Float32Array::New(env, r.pcm.size());
-    std::copy(r.pcm.begin(), r.pcm.end(), pcm.Data());
-    out.Set("pcm", pcm);
-  }
+  out.Set("energy", TypedArrayFrom(env, r.energy));
+  if (!r.pcm.empty()) out.Set("pcm", TypedArrayFrom(env, r.pcm));
   return out;
 }
 
@@ -278,9 +261,7 @@ Napi::Value Engine::Tokenize(const Napi::CallbackInfo &info) {
     n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
                        static_cast<int32_t>(tokens.size()), add_special, parse_special);
   }
-  Napi::Int32Array out = Napi::Int32Array::New(env, static_cast<size_t>(std::max(n, 0)));
-  std::copy(tokens.begin(), tokens.begin() + std::max(n, 0), out.Data());
-  return out;
+  return TypedArrayFrom(env, tokens.data(), static_cast<size_t>(std::max(n, 0)));
 }
 
 // applyTemplate([{ role, content }], addAssistant) -> string, with the model's own chat template.
@@ -355,7 +336,7 @@ std::vector<int32_t> Engine::HiddenLayers(Napi::Env env, Napi::Value v) {
 // An Int32Array of valid token ids.
 Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
   args::Check(env, args::IsArrayOf(v, napi_int32_array), std::string("job.") + key + " must hold Int32Arrays");
-  Tokens t = ToTokens(v.As<Napi::Int32Array>());
+  Tokens t = VectorFrom(v.As<Napi::Int32Array>());
   const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model_));
   for (llama_token x : t)
     args::Check(env, x >= 0 && x < n_vocab, std::string("job.") + key + ": token id out of the vocabulary");
@@ -475,9 +456,8 @@ Napi::Value Engine::Transcribe(const Napi::CallbackInfo &info) {
   args::Check(env, whisper_loaded_, "no whisper model is loaded: call loadWhisper() first");
   Napi::Value audio = o.Get("audio");
   args::Check(env, args::IsArrayOf(audio, napi_uint8_array), "job.audio must be a Uint8Array");
-  Napi::Uint8Array bytes = audio.As<Napi::Uint8Array>();
   TranscribeJob job;
-  job.audio.assign(bytes.Data(), bytes.Data() + bytes.ElementLength());
+  job.audio = VectorFrom(audio.As<Napi::Uint8Array>());
   job.max_seconds = args::Number(env, o, "job", "maxSeconds");
   args::Check(env, job.max_seconds > 0, "job.maxSeconds must be positive");
   job.language = args::String(env, o, "job", "language");
