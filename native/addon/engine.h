@@ -35,9 +35,6 @@ class Engine : public Napi::ObjectWrap<Engine> {
   Napi::Value Close(const Napi::CallbackInfo &info);
 
   Napi::Value Enqueue(Napi::Env env, Job &&job, bool background = false);
-  std::vector<Tokens> TokenLists(Napi::Env env, const Napi::Object &o, const char *key);
-  Tokens TokenArray(Napi::Env env, Napi::Value v, const char *key);
-  std::vector<int32_t> HiddenLayers(Napi::Env env, Napi::Value v);
   const llama_vocab *Vocab(Napi::Env env);
   void Shutdown();
 
