@@ -5,6 +5,7 @@
 #include "args.h"
 #include "job_args.h"
 #include "job_results.h"
+#include "names.h"
 #include "transcribe.h"
 #include "typed_arrays.h"
 
@@ -253,9 +254,10 @@ Napi::Value Engine::Transcribe(const Napi::CallbackInfo &info) {
 Napi::Value Engine::Enqueue(Napi::Env env, Job &&job, bool background) {
   Completions<Engine>::Ticket t = completions_.add(env);
   pool_->submit(t.id, std::move(job), background);
+  const Names &n = Names::Of(env);
   Napi::Object out = Napi::Object::New(env);
-  out.Set("id", static_cast<double>(t.id));
-  out.Set("result", t.promise);
+  out.Set(n.id.Value(), static_cast<double>(t.id));
+  out.Set(n.result.Value(), t.promise);
   return out;
 }
 
