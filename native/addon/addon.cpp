@@ -10,6 +10,7 @@
 #include "encoder.h"
 #include "engine.h"
 #include "log.h"
+#include "names.h"
 #include "requantize.h"
 #include "whisper.h"
 
@@ -41,6 +42,7 @@ Napi::Value SetLogLevel(const Napi::CallbackInfo &info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   route_native_log();
   llama_backend_init();
+  env.SetInstanceData(new Names(env));
   exports.Set("Engine", Engine::Define(env));
   exports.Set("Encoder", DefineEncoder(env));
   exports.Set("SpeakerEncoder", DefineSpeakerEncoder(env));

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "typed_arrays.h"
+
 namespace args {
 
 inline void Check(Napi::Env env, bool ok, const std::string &message) {
@@ -56,8 +58,7 @@ inline int32_t Int(Napi::Env env, const Napi::Object &o, const char *where, cons
 
 inline std::vector<int32_t> Int32s(Napi::Env env, const Napi::Value &v, const std::string &name) {
   Check(env, IsArrayOf(v, napi_int32_array), name + " must be an Int32Array");
-  Napi::Int32Array a = v.As<Napi::Int32Array>();
-  return std::vector<int32_t>(a.Data(), a.Data() + a.ElementLength());
+  return VectorFrom(v.As<Napi::Int32Array>());
 }
 
 }  // namespace args

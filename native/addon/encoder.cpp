@@ -1,12 +1,12 @@
 #include "encoder.h"
 
-#include <algorithm>
 #include <memory>
 
 #include "args.h"
 #include "completions.h"
 #include "sentence_encoder.h"
 #include "task_thread.h"
+#include "typed_arrays.h"
 
 namespace {
 
@@ -67,11 +67,8 @@ class EncoderWrap : public Napi::ObjectWrap<EncoderWrap> {
         if (!encoder_) throw std::runtime_error("encoder is not loaded");
         out.result = encoder_->embed(texts);
       });
-      completions_.post(id, std::move(out), [](Napi::Env env, const std::vector<float> &v) {
-        Napi::Float32Array a = Napi::Float32Array::New(env, v.size());
-        std::copy(v.begin(), v.end(), a.Data());
-        return Napi::Value(a);
-      });
+      completions_.post(id, std::move(out),
+                        [](Napi::Env env, const std::vector<float> &v) { return Napi::Value(TypedArrayFrom(env, v)); });
     });
     return t.promise;
   }

@@ -3,103 +3,11 @@
 #include <algorithm>
 
 #include "args.h"
+#include "job_args.h"
+#include "job_results.h"
+#include "names.h"
 #include "transcribe.h"
-
-namespace {
-
-Tokens ToTokens(const Napi::Int32Array &a) { return Tokens(a.Data(), a.Data() + a.ElementLength()); }
-
-Napi::Object StatsToJs(Napi::Env env, const JobStats &r) {
-  Napi::Object out = Napi::Object::New(env);
-  out.Set("promptTokens", r.prompt_tokens);
-  out.Set("cachedTokens", r.cached_tokens);
-  out.Set("decodeMs", r.decode_ms);
-  return out;
-}
-
-Napi::Value ToJs(Napi::Env env, const ScoreResult &r) {
-  Napi::Object out = StatsToJs(env, r);
-  Napi::Float32Array lp = Napi::Float32Array::New(env, r.logprobs.size());
-  std::copy(r.logprobs.begin(), r.logprobs.end(), lp.Data());
-  out.Set("logprobs", lp);
-  if (!r.hidden.empty()) {  // the job asked
-    Napi::Float32Array hidden = Napi::Float32Array::New(env, r.hidden.size());
-    std::copy(r.hidden.begin(), r.hidden.end(), hidden.Data());
-    out.Set("hidden", hidden);
-  }
-  return out;
-}
-
-Napi::Value ToJs(Napi::Env env, const SpanResult &r) {
-  Napi::Object out = StatsToJs(env, r);
-  Napi::Array branches = Napi::Array::New(env, r.spans.size());
-  for (size_t b = 0; b < r.spans.size(); ++b) {
-    Napi::Array list = Napi::Array::New(env, r.spans[b].size());
-    for (size_t i = 0; i < r.spans[b].size(); ++i) {
-      Napi::Object span = Napi::Object::New(env);
-      span.Set("start", r.spans[b][i].start);
-      span.Set("end", r.spans[b][i].end);
-      span.Set("logprob", r.spans[b][i].logprob);
-      span.Set("firstLogprob", r.spans[b][i].first_logprob);
-      span.Set("closeLogprob", r.spans[b][i].close_logprob);
-      span.Set("stopLogprob", r.spans[b][i].stop_logprob);
-      list.Set(i, span);
-    }
-    branches.Set(b, list);
-  }
-  out.Set("spans", branches);
-  Napi::Float32Array none = Napi::Float32Array::New(env, r.none_logprob.size());
-  std::copy(r.none_logprob.begin(), r.none_logprob.end(), none.Data());
-  out.Set("noneLogprobs", none);
-  Napi::Float32Array first = Napi::Float32Array::New(env, r.first_logprobs.size());
-  std::copy(r.first_logprobs.begin(), r.first_logprobs.end(), first.Data());
-  out.Set("firstLogprobs", first);
-  return out;
-}
-
-Napi::Value ToJs(Napi::Env env, const TranscribeResult &r) {
-  Napi::Object out = StatsToJs(env, r);
-  out.Set("samples", static_cast<double>(r.samples));
-  out.Set("format", r.format);
-  out.Set("codec", r.codec);
-  Napi::Array segments = Napi::Array::New(env, r.segments.size());
-  for (size_t s = 0; s < r.segments.size(); ++s) {
-    const TranscribedSegment &seg = r.segments[s];
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("start", seg.t0);
-    o.Set("end", seg.t1);
-    o.Set("noSpeech", seg.no_speech);
-    Napi::Array tokens = Napi::Array::New(env, seg.tokens.size());
-    for (size_t t = 0; t < seg.tokens.size(); ++t) {
-      const TranscribedToken &tok = seg.tokens[t];
-      Napi::Object to = Napi::Object::New(env);
-      to.Set("text", tok.text);
-      to.Set("start", tok.t0);
-      to.Set("end", tok.t1);
-      to.Set("aligned", tok.t_dtw);
-      to.Set("p", tok.p);
-      tokens.Set(t, to);
-    }
-    o.Set("tokens", tokens);
-    segments.Set(s, o);
-  }
-  out.Set("segments", segments);
-  Napi::Float32Array energy = Napi::Float32Array::New(env, r.energy.size());
-  std::copy(r.energy.begin(), r.energy.end(), energy.Data());
-  out.Set("energy", energy);
-  if (!r.pcm.empty()) {
-    Napi::Float32Array pcm = Napi::Float32Array::New(env, r.pcm.size());
-    std::copy(r.pcm.begin(), r.pcm.end(), pcm.Data());
-    out.Set("pcm", pcm);
-  }
-  return out;
-}
-
-Napi::Value JobToJs(Napi::Env env, const JobResult &r) {
-  return std::visit([env](const auto &x) { return ToJs(env, x); }, r);
-}
-
-}  // namespace
+#include "typed_arrays.h"
 
 Napi::Function Engine::Define(Napi::Env env) {
   return DefineClass(
@@ -278,9 +186,7 @@ Napi::Value Engine::Tokenize(const Napi::CallbackInfo &info) {
     n = llama_tokenize(vocab, text.data(), static_cast<int32_t>(text.size()), tokens.data(),
                        static_cast<int32_t>(tokens.size()), add_special, parse_special);
   }
-  Napi::Int32Array out = Napi::Int32Array::New(env, static_cast<size_t>(std::max(n, 0)));
-  std::copy(tokens.begin(), tokens.begin() + std::max(n, 0), out.Data());
-  return out;
+  return TypedArrayFrom(env, tokens.data(), static_cast<size_t>(std::max(n, 0)));
 }
 
 // applyTemplate([{ role, content }], addAssistant) -> string, with the model's own chat template.
@@ -317,51 +223,6 @@ Napi::Value Engine::ApplyTemplate(const Napi::CallbackInfo &info) {
   return Napi::String::New(env, buf.data(), static_cast<size_t>(n));
 }
 
-// A list of non-empty Int32Arrays of valid token ids.
-std::vector<Tokens> Engine::TokenLists(Napi::Env env, const Napi::Object &o, const char *key) {
-  Napi::Value v = o.Get(key);
-  args::Check(env, v.IsArray() && v.As<Napi::Array>().Length() > 0,
-              std::string("job.") + key + " must be a non-empty array");
-  Napi::Array list = v.As<Napi::Array>();
-  std::vector<Tokens> out;
-  for (uint32_t i = 0; i < list.Length(); ++i) {
-    Tokens t = TokenArray(env, list.Get(i), key);
-    args::Check(env, !t.empty(), std::string("every job.") + key + " entry must hold at least one token");
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
-// A non-empty array of distinct layers: each -1 (after the output norm) or 0..n_layer-1.
-std::vector<int32_t> Engine::HiddenLayers(Napi::Env env, Napi::Value v) {
-  const int32_t n_layer = llama_model_n_layer(model_);
-  const std::string what =
-      "job.hiddenLayers must be a non-empty array of distinct integers from -1 to " + std::to_string(n_layer - 1);
-  args::Check(env, v.IsArray(), what);
-  Napi::Array a = v.As<Napi::Array>();
-  args::Check(env, a.Length() > 0, what);
-  std::vector<int32_t> layers;
-  for (uint32_t i = 0; i < a.Length(); ++i) {
-    Napi::Value x = a.Get(i);
-    const double d = x.IsNumber() ? x.As<Napi::Number>().DoubleValue() : NAN;
-    args::Check(env, std::floor(d) == d && d >= -1 && d < n_layer, what);
-    const auto il = static_cast<int32_t>(d);
-    args::Check(env, std::find(layers.begin(), layers.end(), il) == layers.end(), what);
-    layers.push_back(il);
-  }
-  return layers;
-}
-
-// An Int32Array of valid token ids.
-Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
-  args::Check(env, args::IsArrayOf(v, napi_int32_array), std::string("job.") + key + " must hold Int32Arrays");
-  Tokens t = ToTokens(v.As<Napi::Int32Array>());
-  const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model_));
-  for (llama_token x : t)
-    args::Check(env, x >= 0 && x < n_vocab, std::string("job.") + key + ": token id out of the vocabulary");
-  return t;
-}
-
 // submit({ kind: 'score', prefix, branches, options, and optionally hidden (+ hiddenLayers) })
 // Either kind may say background: true, for a background slot (load's backgroundSlots).
 // submit({ kind: 'spans', prefix, branches, source, stops, maxSpanTokens, maxSpans, and optionally
@@ -372,97 +233,10 @@ Tokens Engine::TokenArray(Napi::Env env, Napi::Value v, const char *key) {
 Napi::Value Engine::Submit(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   Napi::Object o = args::Object(info, "submit(job)");
-  Vocab(env);
-  Napi::Value kind = o.Get("kind");
-  const std::string k = kind.IsString() ? kind.As<Napi::String>().Utf8Value() : "";
-  args::Check(env, k == "score" || k == "spans", "job.kind must be 'score' or 'spans'");
-  Tokens prefix = TokenArray(env, o.Get("prefix"), "prefix");
-  std::vector<Tokens> branches = TokenLists(env, o, "branches");
-  const bool background = !o.Get("background").IsUndefined() && args::Bool(env, o, "job", "background");
-  args::Check(env, !background || pool_->has_background(), "job.background needs load's backgroundSlots");
-  if (k == "score") {
-    ScoreJob job{std::move(prefix), std::move(branches), TokenLists(env, o, "options")};
-    if (!o.Get("hidden").IsUndefined()) job.hidden = args::Bool(env, o, "job", "hidden");
-    if (job.hidden && !o.Get("hiddenLayers").IsUndefined())
-      job.hidden_layers = HiddenLayers(env, o.Get("hiddenLayers"));
-    return Enqueue(env, std::move(job), background);
-  }
-
-  SpanJob sj;
-  sj.prefix = std::move(prefix);
-  sj.branches = std::move(branches);
-  sj.source = TokenArray(env, o.Get("source"), "source");
-  if (!o.Get("startTokens").IsUndefined()) {
-    sj.start_tokens = TokenArray(env, o.Get("startTokens"), "startTokens");
-    sj.start_lengths = args::Int32s(env, o.Get("startLengths"), "job.startLengths");
-    sj.start_positions = args::Int32s(env, o.Get("startPositions"), "job.startPositions");
-    size_t total = 0;
-    bool positive = true;
-    for (int32_t n : sj.start_lengths) {
-      positive = positive && n > 0;
-      total += static_cast<size_t>(std::max(n, 0));
-    }
-    args::Check(env,
-                positive && total == sj.start_tokens.size() && sj.start_lengths.size() == sj.start_positions.size(),
-                "job.startLengths must be positive, sum to the length of job.startTokens and match job.startPositions");
-    for (int32_t at : sj.start_positions)
-      args::Check(env, at >= 0 && at < static_cast<int32_t>(sj.source.size()),
-                  "job.startPositions must index job.source");
-    if (!o.Get("startEnds").IsUndefined()) {
-      sj.start_ends = args::Int32s(env, o.Get("startEnds"), "job.startEnds");
-      bool within = sj.start_ends.size() == sj.start_positions.size();
-      for (size_t k = 0; within && k < sj.start_ends.size(); ++k)
-        within = sj.start_ends[k] >= sj.start_positions[k] && sj.start_ends[k] < static_cast<int32_t>(sj.source.size());
-      args::Check(env, within,
-                  "job.startEnds must match job.startPositions, each from its position to the source's end");
-    }
-  }
-  sj.stops = TokenArray(env, o.Get("stops"), "stops");
-  args::Check(env, !sj.stops.empty(), "job.stops must hold at least one token");
-  sj.max_span_tokens = args::Int(env, o, "job", "maxSpanTokens", 1);
-  sj.max_spans = args::Int(env, o, "job", "maxSpans", 1);
-  auto per_branch = [&](const char *key, std::vector<int32_t> &to) {
-    if (o.Get(key).IsUndefined()) return;
-    to = args::Int32s(env, o.Get(key), std::string("job.") + key);
-    bool valid = to.size() == sj.branches.size();
-    for (int32_t v : to) valid = valid && v >= 1;
-    args::Check(env, valid, std::string("job.") + key + " must hold one count >= 1 per branch");
-  };
-  per_branch("branchMaxSpans", sj.branch_max_spans);
-  per_branch("branchMaxSpanTokens", sj.branch_max_span_tokens);
-  if (!o.Get("branchStarts").IsUndefined()) {
-    sj.branch_starts = args::Int32s(env, o.Get("branchStarts"), "job.branchStarts");
-    args::Check(env, sj.branch_starts.size() == sj.branches.size() * sj.source.size(),
-                "job.branchStarts must have one flag per branch and job.source token");
-  }
-  // One token each, read from the logits: -1 (off) or a token id of the vocabulary.
-  const int32_t last_token = llama_vocab_n_tokens(llama_model_get_vocab(model_)) - 1;
-  auto token = [&](const char *key, llama_token &to) {
-    if (!o.Get(key).IsUndefined()) to = args::Int(env, o, "job", key, -1, last_token);
-  };
-  token("separator", sj.separator);
-  token("inlineSeparator", sj.inline_separator);
-  token("none", sj.none);
-  if (!o.Get("minListLogprob").IsUndefined())
-    sj.min_list_logprob = static_cast<float>(args::Number(env, o, "job", "minListLogprob"));
-  if (!o.Get("joinNext").IsUndefined()) {
-    sj.join_next = args::Int32s(env, o.Get("joinNext"), "job.joinNext");
-    args::Check(env, sj.join_next.size() == sj.source.size(), "job.joinNext must have one flag per job.source token");
-    sj.min_join_logprob = static_cast<float>(args::Number(env, o, "job", "minJoinLogprob"));
-  }
-  if (!o.Get("closingTokens").IsUndefined()) {
-    sj.closing_tokens = args::Int32s(env, o.Get("closingTokens"), "job.closingTokens");
-    args::Check(env, sj.closing_tokens.size() == sj.source.size(),
-                "job.closingTokens must have one token (or -1) per job.source token");
-    for (int32_t t : sj.closing_tokens)
-      args::Check(env, t >= -1 && t <= last_token, "job.closingTokens: token id out of the vocabulary");
-  }
-  if (!o.Get("forkWithin").IsUndefined())
-    sj.fork_within = static_cast<float>(args::Number(env, o, "job", "forkWithin"));
-  if (!o.Get("firstOptions").IsUndefined()) sj.first_options = TokenArray(env, o.Get("firstOptions"), "firstOptions");
-  if (!o.Get("scoredBranches").IsUndefined())
-    sj.scored_branches = args::Int(env, o, "job", "scoredBranches", 0, static_cast<int32_t>(sj.branches.size()));
-  return Enqueue(env, std::move(sj), background);
+  const llama_vocab *vocab = Vocab(env);
+  job_args::Submission s = job_args::ParseSubmit(
+      env, o, {llama_vocab_n_tokens(vocab), llama_model_n_layer(model_), pool_->has_background()});
+  return Enqueue(env, std::move(s.job), s.background);
 }
 
 // transcribe({ audio: Uint8Array, maxSeconds, language, wantPcm }) -> { id, result: Promise<TranscribeResult> }
@@ -473,29 +247,17 @@ Napi::Value Engine::Transcribe(const Napi::CallbackInfo &info) {
   Napi::Object o = args::Object(info, "transcribe(job)");
   Vocab(env);
   args::Check(env, whisper_loaded_, "no whisper model is loaded: call loadWhisper() first");
-  Napi::Value audio = o.Get("audio");
-  args::Check(env, args::IsArrayOf(audio, napi_uint8_array), "job.audio must be a Uint8Array");
-  Napi::Uint8Array bytes = audio.As<Napi::Uint8Array>();
-  TranscribeJob job;
-  job.audio.assign(bytes.Data(), bytes.Data() + bytes.ElementLength());
-  job.max_seconds = args::Number(env, o, "job", "maxSeconds");
-  args::Check(env, job.max_seconds > 0, "job.maxSeconds must be positive");
-  job.language = args::String(env, o, "job", "language");
-  args::Check(env, job.language == "auto" || whisper_lang_id(job.language.c_str()) >= 0,
-              "job.language is not a whisper language code");
-  Napi::Value pcm = o.Get("wantPcm");
-  args::Check(env, pcm.IsUndefined() || pcm.IsBoolean(), "job.wantPcm must be a boolean");
-  job.want_pcm = pcm.IsBoolean() && pcm.As<Napi::Boolean>().Value();
-  return Enqueue(env, std::move(job));
+  return Enqueue(env, job_args::ParseTranscribe(env, o));
 }
 
 // Queues a checked job on the slots: { id, result }.
 Napi::Value Engine::Enqueue(Napi::Env env, Job &&job, bool background) {
   Completions<Engine>::Ticket t = completions_.add(env);
   pool_->submit(t.id, std::move(job), background);
+  const Names &n = Names::Of(env);
   Napi::Object out = Napi::Object::New(env);
-  out.Set("id", static_cast<double>(t.id));
-  out.Set("result", t.promise);
+  out.Set(n.id.Value(), static_cast<double>(t.id));
+  out.Set(n.result.Value(), t.promise);
   return out;
 }
 
@@ -504,7 +266,7 @@ Napi::Value Engine::TokenBytes(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   args::Check(env, info.Length() == 1, "tokenBytes(tokens: Int32Array)");
   const llama_vocab *vocab = Vocab(env);
-  Tokens tokens = TokenArray(env, info[0], "tokens");
+  Tokens tokens = job_args::TokenArray(env, info[0], "tokens", llama_vocab_n_tokens(vocab));
   Napi::Int32Array out = Napi::Int32Array::New(env, tokens.size());
   char buf[256];
   for (size_t i = 0; i < tokens.size(); ++i)

@@ -1,7 +1,7 @@
 // Engine: the JS class over one llama_model, its SlotPool and (once loaded) a whisper model.
-// Every method runs on the JS main thread: it checks its arguments, builds a plain job (see
+// Every method runs on the JS main thread: it checks its arguments, builds a plain job (job_args.h,
 // core/jobs.h) and hands it to a slot or to the loader thread; answers come back through the
-// engine's Completions.
+// engine's Completions (job_results.h).
 #pragma once
 #include <napi.h>
 
@@ -35,9 +35,6 @@ class Engine : public Napi::ObjectWrap<Engine> {
   Napi::Value Close(const Napi::CallbackInfo &info);
 
   Napi::Value Enqueue(Napi::Env env, Job &&job, bool background = false);
-  std::vector<Tokens> TokenLists(Napi::Env env, const Napi::Object &o, const char *key);
-  Tokens TokenArray(Napi::Env env, Napi::Value v, const char *key);
-  std::vector<int32_t> HiddenLayers(Napi::Env env, Napi::Value v);
   const llama_vocab *Vocab(Napi::Env env);
   void Shutdown();
 

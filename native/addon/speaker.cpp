@@ -11,6 +11,7 @@
 #include "completions.h"
 #include "encoder.h"
 #include "task_thread.h"
+#include "typed_arrays.h"
 
 namespace {
 
@@ -83,11 +84,8 @@ class SpeakerEncoderWrap : public Napi::ObjectWrap<SpeakerEncoderWrap> {
           out.message = e.what();
         }
       }
-      completions_.post(id, std::move(out), [](Napi::Env env, const std::vector<float> &v) {
-        Napi::Float32Array a = Napi::Float32Array::New(env, v.size());
-        std::copy(v.begin(), v.end(), a.Data());
-        return Napi::Value(a);
-      });
+      completions_.post(id, std::move(out),
+                        [](Napi::Env env, const std::vector<float> &v) { return Napi::Value(TypedArrayFrom(env, v)); });
     });
     return t.promise;
   }
