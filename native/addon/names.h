@@ -1,13 +1,33 @@
 // The property names of the objects the addon makes per job (job_results.cpp; submit()'s and
-// transcribe()'s { id, result }), each made once per addon instance and kept referenced, as
-// better-sqlite3 keeps its `addon->cs`. This is the addon's instance data: made in the module's
-// Init, deleted by Node with the environment (which also ends the references). Main thread only.
+// transcribe()'s { id, result }), each made once per addon instance, as better-sqlite3 keeps its
+// `addon->cs`. N-API before version 10 (Node 20) cannot reference a string itself, so the strings
+// are kept in one referenced array and each name is its index there. This is the addon's instance
+// data: made in the module's Init, deleted by Node with the environment (which also ends the
+// reference). Main thread only.
 #pragma once
 #include <napi.h>
 
 struct Names {
+  // One name: its place in the instance's array.
+  class Name {
+   public:
+    Name(const Napi::ObjectReference &all, uint32_t index) : all_(&all), index_(index) {}
+    Napi::Value Value() const { return all_->Value().Get(index_); }
+
+   private:
+    const Napi::ObjectReference *all_;
+    uint32_t index_;
+  };
+
+ private:
+  // Declared before the names, so they are made first.
+  Napi::ObjectReference all_;
+  uint32_t count_ = 0;
+
+ public:
   explicit Names(Napi::Env env)
-      : prompt_tokens(Intern(env, "promptTokens")),
+      : all_(Napi::Persistent(static_cast<Napi::Object>(Napi::Array::New(env)))),
+        prompt_tokens(Intern(env, "promptTokens")),
         cached_tokens(Intern(env, "cachedTokens")),
         decode_ms(Intern(env, "decodeMs")),
         logprobs(Intern(env, "logprobs")),
@@ -38,7 +58,6 @@ struct Names {
   // The instance's names (set by Init before any class is exported).
   static const Names &Of(Napi::Env env) { return *env.GetInstanceData<Names>(); }
 
-  using Name = Napi::Reference<Napi::String>;
   Name prompt_tokens, cached_tokens, decode_ms;                          // every job's stats
   Name logprobs, hidden;                                                 // score
   Name spans, none_logprobs, first_logprobs;                             // spans
@@ -48,5 +67,8 @@ struct Names {
   Name id, result;                                                       // submit()'s answer
 
  private:
-  static Name Intern(Napi::Env env, const char *name) { return Napi::Persistent(Napi::String::New(env, name)); }
+  Name Intern(Napi::Env env, const char *name) {
+    all_.Value().Set(count_, Napi::String::New(env, name));
+    return Name(all_, count_++);
+  }
 };
