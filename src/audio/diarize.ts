@@ -23,7 +23,7 @@ export interface DiarizeOptions {
   readonly signal?: AbortSignal;
   /** The speaker encoder: a request's Session.speakers, so its work is admitted with the request. */
   readonly encoder: SpeakerEmbedder;
-  /** Changes to the constants (bench/diarize.ts measures them). */
+  /** Changes to the constants (bench/eval/diarize.ts measures them). */
   readonly tuning?: Partial<
     Tuning & {
       pauseSeconds: number;
@@ -47,7 +47,7 @@ export interface Tuning {
 }
 
 /**
- * The constants, chosen for the CAM++ encoder with bench/diarize.ts (docs/audio.md, "Speakers";
+ * The constants, chosen for the CAM++ encoder with bench/eval/diarize.ts (docs/audio.md, "Speakers";
  * bench/results/diarize.json). CAM++ finds one voice's pieces only 0.6-0.7 alike with 1.6 s of
  * context, other voices' mostly less: hence a threshold of 0.6 and a wide margin.
  */

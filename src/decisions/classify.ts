@@ -188,7 +188,7 @@ export class Classify {
    * from `first`) and, per label, `layer`'s hidden state after the label written out in full and the
    * log-probability that the reply ends there (`read`: optionsJob). The zero-shot job's prefix ends
    * one token short of its prompt, so the slot keeps all but that token for the second job, which
-   * continues the same prompt and decodes only the labels. bench/readouts.ts fits on these.
+   * continues the same prompt and decodes only the labels. bench/train/readouts.ts fits on these.
    */
   async optionReadings(
     session: Session,

@@ -1,5 +1,5 @@
 // Turning option log-probabilities into the spec's numbers, through the calibration maps fitted by
-// bench/calibrate.ts and shipped as data with their provenance (calibration.json, see
+// bench/train/calibrate.ts and shipped as data with their provenance (calibration.json, see
 // docs/capabilities.md "Calibration").
 import { readFileSync } from 'node:fs';
 
@@ -26,7 +26,7 @@ export interface Calibration {
   rate: Temperatures;
 }
 
-/** The uncalibrated numbers: what bench/calibrate.ts fits on (bench/eval --raw). */
+/** The uncalibrated numbers: what bench/train/calibrate.ts fits on (bench/eval/eval --raw). */
 export const IDENTITY: Calibration = {
   'yes-no': { a: 1, b: 0 },
   verify: { a: 1, b: 0, agree: 0 },
@@ -34,7 +34,7 @@ export const IDENTITY: Calibration = {
   rate: {},
 };
 
-/** In effect for every decision; bench/eval --raw replaces it with IDENTITY. */
+/** In effect for every decision; bench/eval/eval --raw replaces it with IDENTITY. */
 export const calibration: Calibration = JSON.parse(
   readFileSync(new URL('../../../src/decisions/calibration.json', import.meta.url), 'utf8'),
 ).parameters;

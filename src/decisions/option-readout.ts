@@ -1,5 +1,5 @@
 // A trained readout for choosing among options: one scorer of "this option fits this text", fitted
-// across many label sets (bench/readouts.ts, issue 44) so that it holds for label sets it never saw.
+// across many label sets (bench/train/readouts.ts) so that it holds for label sets it never saw.
 // Per option it adds to the zero-shot reading z (the option's log-probability with the label set's
 // prior divided out) the log-probability that the reply ends after the whole option, e, and a
 // linear function of the model's hidden state at the option's last token, h, both read with the

@@ -21,7 +21,7 @@ import type { RateRequest, RateResult as RateResultSchema } from '../api/rate.js
 export type RateInput = Static<typeof RateRequest>;
 export type RateResult = Static<typeof RateResultSchema>;
 
-/** The shipped readout of rate over the levels (bench/rate-readout.ts), read by OptionReadout.forModel. */
+/** The shipped readout of rate over the levels (bench/train/rate-readout.ts), read by OptionReadout.forModel. */
 export const RATE_READOUT_FILE = new URL('../../../src/decisions/readouts/rate.json', import.meta.url);
 /** The version of rate's reading, which what is fitted on it records (its readout). */
 export const RATE_READING_VERSION = 1;
@@ -105,7 +105,7 @@ export class Rate {
    * zero-shot reading `z`, and per level, `layers`' hidden states after the level written out in
    * full and the log-probability that the reply ends there (`read`: optionsJob, one row per layer
    * asked). The zero-shot job's prefix ends one token short of its prompt, so the slot keeps all but
-   * that token for the second job. bench/rate-readout.ts fits on these.
+   * that token for the second job. bench/train/rate-readout.ts fits on these.
    */
   async levelReadings(
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
