@@ -122,10 +122,9 @@ t.test('a text answered first is borrowed by a yes-no, not prefilled, with the s
     const e = await open(textReuse);
     t.teardown(() => e.close());
     const [answer, yesNo] = [new Answer(e), new YesNo(e)];
-    const ask = (body: string) =>
-      decide(engine, yesNo, { text: body, statement: 'The highest platform is 276 metres up.' });
+    const ask = (body: string) => decide(e, yesNo, { text: body, statement: 'The highest platform is 276 metres up.' });
     await ask('The bridge opened in 1932 and carries a railway over the river.'); // the yes-no instructions, once
-    await decide(engine, answer, { text: long, question: 'How high is the highest platform?' });
+    await decide(e, answer, { text: long, question: 'How high is the highest platform?' });
     const out = (await ask(long)).body as { answer: boolean; probability: number };
     answers.push({ ...out, stats: e.stats() });
   }
