@@ -9,45 +9,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Gate } from '../src/auth/gate.js';
-import type { Config } from '../src/config.js';
-import type { Feedback } from '../src/feedback/feedback.js';
-import { routes, type Service } from '../src/http/routes.js';
-import { serve } from '../src/http/uws.js';
-import { createLogger } from '../src/log.js';
 
-export { serveInProcess, type InProcessService } from '../src/bench/target.js';
+export { serveInProcess, serveService, type InProcessService } from '../src/bench/target.js';
 
 /** The checkout (dist/bench/harness.js is two folders below it). */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS = `${ROOT}bench/results/`;
 
-// ---- the service measured
-
-/**
- * `service` served over HTTP on loopback at `config`'s port (0: a free one), logging nothing,
- * behind `gate` (none: keys, limits and metrics off); closing stops the server and the engine.
- */
-export async function serveService(
-  service: Service,
-  config: Config,
-  gate?: Gate,
-  feedback?: Feedback,
-): Promise<{ url: string; service: Service; close(): Promise<void> }> {
-  const server = await serve(routes(service, gate, feedback), {
-    ...config,
-    log: createLogger('silent'),
-    ...(gate?.options.metrics ? { metrics: gate.options.metrics } : {}),
-  });
-  return {
-    url: `http://127.0.0.1:${server.port}`,
-    service,
-    close: async () => {
-      server.close();
-      await service.engine.close();
-    },
-  };
-}
+// ---- the service measured: serveInProcess and serveService (src/bench/target.ts), above
 
 /** One HTTP call's reply: status, milliseconds from sending to its last byte, x-input-tokens, the body. */
 export interface Timed {

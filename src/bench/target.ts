@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig, type Config } from '../config.js';
 import { Gate } from '../auth/gate.js';
+import type { Feedback } from '../feedback/feedback.js';
 import { routes } from '../http/routes.js';
 import { serve } from '../http/uws.js';
 import { createLogger } from '../log.js';
@@ -46,10 +47,25 @@ export async function serveInProcess(config: Config): Promise<InProcessService> 
   const service = await openService(config);
   const metrics = new Metrics(() => service.engine.stats());
   service.engine.onSlotWait = (seconds) => metrics.slotWait(seconds);
-  const server = await serve(routes(service, new Gate({ metrics })), {
+  return serveService(service, config, new Gate({ metrics }), undefined, createLogger(config.logLevel));
+}
+
+/**
+ * `service` served over HTTP on loopback at `config`'s port (0: a free one), behind `gate` (none:
+ * keys, limits and metrics off; its metrics, when it has them, at GET /metrics); closing stops the
+ * server and the engine.
+ */
+export async function serveService(
+  service: Service,
+  config: Config,
+  gate?: Gate,
+  feedback?: Feedback,
+  log = createLogger('silent'),
+): Promise<InProcessService> {
+  const server = await serve(routes(service, gate, feedback), {
     ...config,
-    log: createLogger(config.logLevel),
-    metrics,
+    log,
+    ...(gate?.options.metrics ? { metrics: gate.options.metrics } : {}),
   });
   return {
     url: `http://127.0.0.1:${server.port}`,

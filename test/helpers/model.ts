@@ -12,6 +12,23 @@ export function testModelPath(): Promise<string> {
   return resolveModel(config.model, { cacheDir: config.cacheDir, path: config.modelPath, offline: true });
 }
 
+/**
+ * The environment a real-model test runs `decision-machine` in on the store at `databaseUrl`:
+ * the test model on one small slot, no sentence encoder, offline.
+ */
+export async function cliEnv(databaseUrl: string): Promise<NodeJS.ProcessEnv> {
+  return {
+    ...process.env,
+    DM_DATABASE_URL: databaseUrl,
+    DM_MODEL_PATH: await testModelPath(),
+    DM_ENCODER: 'none',
+    DM_SLOTS: '1',
+    DM_CONTEXT: '2048',
+    DM_PROMPT_CACHE_MIB: '64',
+    DM_OFFLINE: 'on',
+  };
+}
+
 /** The sentence encoder `npm test` pulled. */
 export function testEncoderPath(): Promise<string> {
   return resolveModel(DEFAULT_ENCODER_MODEL, { cacheDir: loadConfig().cacheDir, offline: true });

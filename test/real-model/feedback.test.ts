@@ -14,7 +14,7 @@ import { readLine } from '../../src/heads/fit.js';
 import { modelSha256 } from '../../src/models/identity.js';
 import { startLearningServer } from '../helpers/learning-server.js';
 import { post } from '../helpers/server.js';
-import { testModelPath } from '../helpers/model.js';
+import { cliEnv, testModelPath } from '../helpers/model.js';
 import { FIRE, SEA } from '../helpers/sea-fire.js';
 
 // Every correction is a decision first, and each refit reads its examples: minutes on 2 cores.
@@ -119,16 +119,7 @@ t.test('decision-machine heads refit refits a decision from its corrections, as 
   const signature = readLine({ cap: 'classify', req: { text: 'x', labels: LABELS }, expect: { label: 'red' } }).sig.id;
   const cli = new URL('../../src/cli/main.js', import.meta.url).pathname;
   const run = spawnSync('node', [cli, 'heads', 'refit', signature, '--org', 'acme'], {
-    env: {
-      ...process.env,
-      DM_DATABASE_URL: config.databaseUrl,
-      DM_MODEL_PATH: await testModelPath(),
-      DM_ENCODER: 'none',
-      DM_SLOTS: '1',
-      DM_CONTEXT: '2048',
-      DM_PROMPT_CACHE_MIB: '64',
-      DM_OFFLINE: 'on',
-    },
+    env: await cliEnv(config.databaseUrl),
     encoding: 'utf8',
     timeout: 600_000,
   });

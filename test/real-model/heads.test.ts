@@ -20,7 +20,7 @@ import { fitHeads, parseExamples } from '../../src/heads/fit.js';
 import { Heads } from '../../src/heads/heads.js';
 import { modelSha256 } from '../../src/models/identity.js';
 import { loadConfig } from '../../src/config.js';
-import { testModelPath } from '../helpers/model.js';
+import { cliEnv, testModelPath } from '../helpers/model.js';
 import type { VerifyResult } from '../../src/decisions/verify.js';
 import type { ClassifyTreeResult } from '../../src/decisions/classify-tree.js';
 import { FIRE, SEA } from '../helpers/sea-fire.js';
@@ -312,16 +312,7 @@ t.test('decision-machine decide applies the heads of its store', async (t) => {
   await own.close();
   const cli = new URL('../../src/cli/main.js', import.meta.url).pathname;
   const run = spawnSync('node', [cli, 'decide', 'classify'], {
-    env: {
-      ...process.env,
-      DM_DATABASE_URL: database,
-      DM_MODEL_PATH: await testModelPath(),
-      DM_ENCODER: 'none',
-      DM_SLOTS: '1',
-      DM_CONTEXT: '2048',
-      DM_PROMPT_CACHE_MIB: '64',
-      DM_OFFLINE: 'on',
-    },
+    env: await cliEnv(database),
     input: JSON.stringify({ text: SEA[9], labels: LABELS }),
     encoding: 'utf8',
     timeout: 300_000,
