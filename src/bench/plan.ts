@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { MAX_DECISIONS, MAX_ITEMS } from '../api/common.js';
 import type { Stop } from './load.js';
 import { readRequests, type FileRequest } from './texts.js';
-import { DEFAULT_QUESTIONS, USES, WORKLOADS, type Workload } from './workloads.js';
+import { DEFAULT_QUESTIONS, usesOf, WORKLOADS, type Workload } from './workloads.js';
 
 export const BENCH_USAGE = `usage: decision-machine bench [options]   (every setting takes a comma list; the sweep is their cross product)
   --capabilities LIST   ${WORKLOADS.join(', ')} (default yes-no)
@@ -248,7 +248,7 @@ export interface Setting {
 export function settingsOf(plan: Plan, slots: number | null, threads: number | null): Omit<Setting, 'engine'>[] {
   const out: Omit<Setting, 'engine'>[] = [];
   for (const capability of plan.workloads) {
-    const uses = USES[capability];
+    const uses = usesOf(capability);
     const file = plan.requests !== undefined;
     const batches = uses.batch && !file ? plan.batch : [null];
     const questions = uses.questions && !file ? (plan.questions ?? [DEFAULT_QUESTIONS[capability]!]) : [null];

@@ -16,7 +16,12 @@ export interface Uses {
   labels: boolean;
 }
 
-export const USES: Record<Workload, Uses> = {
+/** What a capability not listed below reads: texts per call only (its example, one per text). */
+const BATCH_ONLY: Uses = { batch: true, questions: false, labels: false };
+
+export const usesOf = (workload: Workload): Uses => USES[workload] ?? BATCH_ONLY;
+
+const USES: Partial<Record<Workload, Uses>> = {
   'yes-no': { batch: true, questions: true, labels: false },
   classify: { batch: true, questions: false, labels: true },
   'classify-tree': { batch: true, questions: false, labels: true },
@@ -24,7 +29,6 @@ export const USES: Record<Workload, Uses> = {
   answer: { batch: true, questions: true, labels: false },
   extract: { batch: true, questions: true, labels: false },
   entities: { batch: true, questions: true, labels: false },
-  verify: { batch: true, questions: false, labels: false },
   systemone: { batch: true, questions: true, labels: true },
   chat: { batch: false, questions: false, labels: true },
 };
@@ -119,7 +123,12 @@ const list = (pool: readonly string[], n: number) => Array.from({ length: n }, (
 /** `n` levels of a low-to-high scale of 10, evenly spread. */
 const scale = (n: number) => Array.from({ length: n }, (_, i) => SCALE[Math.round((i * 9) / (n - 1))]!);
 
-/** The request body of `workload` over `texts` (one text: the single form; several: the batch form). */
+const EXAMPLES: Partial<Record<Workload, object>> = Object.fromEntries(CAPABILITIES.map((c) => [c.name, c.example]));
+
+/**
+ * The request body of `workload` over `texts` (one text: the single form; several: the batch form).
+ * A capability without a case below is asked its own example (src/api/<name>.ts) about each text.
+ */
 export function requestBody(workload: Workload, texts: readonly string[], shape: Shape): Record<string, unknown> {
   const q = shape.questions;
   const one = texts.length === 1 && workload !== 'systemone';
@@ -139,8 +148,6 @@ export function requestBody(workload: Workload, texts: readonly string[], shape:
       return { ...text, schema: schema(q) };
     case 'entities':
       return { ...text, types: list(TYPES, q) };
-    case 'verify':
-      return { ...text, field: { name: 'amount', description: 'the amount in EUR' }, value: 120 };
     case 'systemone': {
       const questions = systemOneQuestions(q, shape.labels);
       return texts.length === 1
@@ -163,6 +170,10 @@ export function requestBody(workload: Workload, texts: readonly string[], shape:
           },
         })),
       };
+    default: {
+      const { text: _t, texts: _ts, ...question } = EXAMPLES[workload] as { text?: string; texts?: string[] };
+      return { ...text, ...question };
+    }
   }
 }
 
