@@ -109,7 +109,7 @@ export const DEFAULTS: Readonly<Config> = Object.freeze({
   port: 8080,
   model: 'qwen2.5-coder-1.5b-instruct-q4_k_m', // manifest ids (src/models/manifest.ts reads them here)
   encoder: 'all-minilm-l6-v2-q8_0', // the sentence encoder that ranks windows of long texts
-  slots: 2, // measured: two 2-thread slots on 2 cores give the same throughput as one, better tails
+  slots: 2, // the sweep of docs/performance.md: on 2 cores 2 slots x the CPU count in threads is best or tied
   threads: Math.min(availableParallelism(), 8),
   queue: 2,
   contextSize: 6144, // tokens per slot: a 20,000-character English text (~4,500) plus its statements

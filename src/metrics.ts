@@ -150,9 +150,9 @@ export class Metrics {
   }
 
   /** One job's wait for a slot (Engine.onSlotWait). */
-  slotWait(seconds: number): void {
+  readonly slotWait = (seconds: number): void => {
     this.slotWaits.observe(seconds);
-  }
+  };
 
   billed(route: string, inputTokens: number): void {
     this.tokens.inc({ route }, inputTokens);

@@ -34,12 +34,7 @@ export async function openService(
   warn: (m: string) => void = () => {},
   storeMayBeAway = false,
 ): Promise<Service> {
-  const store = storeOptions(config);
-  const [modelPath, encoderPath] = await Promise.all([
-    resolveModel(config.model, { ...store, path: config.modelPath }),
-    config.encoder === 'none' ? undefined : resolveModel(config.encoder, store),
-  ]);
-  const engine = await Engine.open({ ...config, modelPath, encoderPath });
+  const engine = await openEngine(config);
   // Hashed at most once (a model given by path is read whole), and only when something asks.
   let sha256: Promise<string> | undefined;
   const model = () => (sha256 ??= modelSha256(config));
@@ -49,6 +44,16 @@ export async function openService(
   if (config.audio === 'off') return serviceOf(engine, heads, readout, rateReadout);
   await loadAudio(engine, config);
   return { ...serviceOf(engine, heads, readout, rateReadout), transcription: new Transcription(engine, config) };
+}
+
+/** The configured decision model and sentence encoder, fetched into the cache if needed, loaded. */
+export async function openEngine(config: Config): Promise<Engine> {
+  const store = storeOptions(config);
+  const [modelPath, encoderPath] = await Promise.all([
+    resolveModel(config.model, { ...store, path: config.modelPath }),
+    config.encoder === 'none' ? undefined : resolveModel(config.encoder, store),
+  ]);
+  return Engine.open({ ...config, modelPath, encoderPath });
 }
 
 /** Loads whisper, the VAD model and the speaker encoder the configuration names. */

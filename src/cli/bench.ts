@@ -37,11 +37,17 @@ export async function benchCommand(args: string[]): Promise<number> {
   return 0;
 }
 
-/** The sweep of a --from file; undefined (the reason on stderr) when it holds none. */
+/**
+ * The sweep of a --from file: one sweep (`--output json`), or a result file of dated runs
+ * (`{"runs": [sweep, ...]}`, as bench/results/throughput.json), their rows together under the
+ * last run's heading; undefined (the reason on stderr) when it holds none.
+ */
 function readSweep(file: string): Sweep | undefined {
   try {
-    const sweep = JSON.parse(readFileSync(file, 'utf8')) as Sweep;
-    if (Array.isArray(sweep.rows)) return sweep;
+    const read = JSON.parse(readFileSync(file, 'utf8')) as Sweep | { runs: Sweep[] };
+    const runs = 'runs' in read && Array.isArray(read.runs) ? read.runs : [read as Sweep];
+    if (runs.length > 0 && runs.every((run) => Array.isArray(run.rows)))
+      return { ...runs.at(-1)!, rows: runs.flatMap((run) => run.rows) };
     process.stderr.write(`decision-machine bench: --from: ${file} holds no sweep (no "rows")\n`);
   } catch (err) {
     process.stderr.write(`decision-machine bench: --from: ${(err as Error).message}\n`);

@@ -12,7 +12,7 @@ import type { Engine } from '../engine/engine.js';
 import { Refits } from '../feedback/refits.js';
 import { fitHeads, parseExamples, type LabelledLine, type SignatureReport } from '../heads/fit.js';
 import { modelSha256 } from '../models/identity.js';
-import { openService } from '../service.js';
+import { openEngine } from '../service.js';
 import { withStore, type Store } from '../store/store.js';
 import { table } from './output.js';
 
@@ -20,6 +20,9 @@ export const FIT_USAGE =
   'usage: decision-machine fit FILE.jsonl [--org ORGANIZATION]   (lines of {"cap", "req", "expect"}; --org: heads that decide only that organization\'s requests)';
 export const REFIT_USAGE =
   'usage: decision-machine heads refit SIGNATURE [--org ORGANIZATION]   (from the corrections sent to POST .../feedback)';
+
+/** The configuration of both commands: the environment's, without audio models. */
+const fitConfig = (): Config => loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
 
 export async function fitCommand(args: string[]): Promise<number> {
   let parsed;
@@ -49,7 +52,8 @@ export async function fitCommand(args: string[]): Promise<number> {
     process.stderr.write(`decision-machine fit: ${file}: ${err.message}; nothing stored\n`);
     return 4;
   }
-  return withStore(loadConfig().databaseUrl, (store) => fitAndPrint(store, examples, parsed.values.org ?? ''));
+  const config = fitConfig();
+  return withStore(config.databaseUrl, (store) => fitAndPrint(config, store, examples, parsed.values.org ?? ''));
 }
 
 /**
@@ -72,7 +76,8 @@ export async function refitCommand(args: string[]): Promise<number> {
     return 2;
   }
   const organization = parsed.values.org ?? '';
-  return withStore(loadConfig().databaseUrl, async (store) => {
+  const config = fitConfig();
+  return withStore(config.databaseUrl, async (store) => {
     if ((await store.countCorrections(organization, signature)) === 0) {
       process.stderr.write(
         `decision-machine heads refit: no corrections of ${signature} for ${organization || 'the deployment'}\n`,
@@ -80,7 +85,7 @@ export async function refitCommand(args: string[]): Promise<number> {
       return 4;
     }
     // As a server refits it (src/feedback/refits.ts): on the kept readings, under its lease.
-    return withModel(async (engine, config) => {
+    return withModel(config, async (engine) => {
       const refits = new Refits({ engine, store, model: () => modelSha256(config) });
       const { result, report } = await refits.refit(organization, signature, true);
       if (result === 'failed' || result === 'skipped') {
@@ -95,8 +100,8 @@ export async function refitCommand(args: string[]): Promise<number> {
 }
 
 /** Loads the model, fits `examples` for `organization` into `store`, prints one row per decision. */
-function fitAndPrint(store: Store, examples: LabelledLine[], organization: string): Promise<number> {
-  return withModel(async (engine, config) => {
+function fitAndPrint(config: Config, store: Store, examples: LabelledLine[], organization: string): Promise<number> {
+  return withModel(config, async (engine) => {
     const reports = await fitHeads(engine, examples, {
       store,
       model: await modelSha256(config),
@@ -108,14 +113,13 @@ function fitAndPrint(store: Store, examples: LabelledLine[], organization: strin
   });
 }
 
-/** Runs `use` with the model loaded (no audio), closing it after. */
-async function withModel(use: (engine: Engine, config: Config) => Promise<number>): Promise<number> {
-  const config: Config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
-  const service = await openService(config);
+/** Runs `use` with the model of `config` loaded, closing it after. */
+async function withModel(config: Config, use: (engine: Engine) => Promise<number>): Promise<number> {
+  const engine = await openEngine(config);
   try {
-    return await use(service.engine, config);
+    return await use(engine);
   } finally {
-    await service.engine.close();
+    await engine.close();
   }
 }
 

@@ -88,7 +88,7 @@ export async function serveCommand(): Promise<number> {
     if (loadError) throw loadError;
     return 0;
   }
-  service.engine.onSlotWait = (seconds) => access.metrics.slotWait(seconds);
+  service.engine.onSlotWait = access.metrics.slotWait;
   const feedback = (learning.feedback = new Feedback({
     engine: service.engine,
     store: access.store,

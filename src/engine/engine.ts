@@ -94,8 +94,6 @@ export class Engine {
   readonly stopTokens: Int32Array;
   /** The ceiling of a request's deadline, ms (src/http/deadline.ts). */
   readonly requestTimeoutMs: number;
-  /** Called with the seconds each job waited for a slot (its time to result less its time on the slot). */
-  onSlotWait: ((seconds: number) => void) | undefined;
   private inflight = 0;
   private transcribes = false;
   private speakerEncoder: NativeSpeakerEncoder | undefined;
@@ -127,8 +125,13 @@ export class Engine {
       contextSize: this.contextSize,
       encoder,
       speakers: () => this.speakerEncoder,
-      slotWait: (seconds) => this.onSlotWait?.(seconds),
+      slotWait: () => {},
     };
+  }
+
+  /** Told the seconds each job waited for a slot (its time to result less its time on the slot). */
+  set onSlotWait(observe: (seconds: number) => void) {
+    this.host.slotWait = observe;
   }
 
   /** Loads the model and creates the slots off the main thread. */

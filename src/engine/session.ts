@@ -78,7 +78,7 @@ export interface SessionHost {
   /** The speaker encoder, once loaded. */
   speakers(): SpeakerEmbedder | undefined;
   /** Told the seconds each job waited for a slot (its time to result less its time on the slot). */
-  slotWait(seconds: number): void;
+  slotWait: (seconds: number) => void;
 }
 
 /** Who a new session works for: see the fields of Session. */

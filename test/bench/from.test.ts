@@ -88,6 +88,15 @@ t.test('another format and the chart from the same file', async (t) => {
   t.equal(chart.match(/<polyline /g)?.length, 3, 'three configurations: 1x2, 2x1, 2x2');
 });
 
+t.test('a result file of dated runs: their rows in one table', async (t) => {
+  const later: Sweep = { ...sweep, date: '2026-12-02T08:00:00.000Z', seed: 8, rows: [row(4, 1, 8, 1.2, 9000)] };
+  const runs = join(dir, 'runs.json');
+  writeFileSync(runs, JSON.stringify({ runs: [sweep, later] }));
+  const run = bench('--from', runs, '--output', 'csv');
+  t.equal(run.status, 0, run.stderr);
+  t.equal(run.stdout.trim().split('\n').length, 1 + sweep.rows.length + 1, 'every run\'s rows');
+});
+
 t.test('--from with a measuring setting, or a file without a sweep: exit 2 naming the flag', async (t) => {
   const mixed = bench('--from', file, '--slots', '2');
   t.equal(mixed.status, 2);
