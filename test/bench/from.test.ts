@@ -94,7 +94,7 @@ t.test('a result file of dated runs: their rows in one table', async (t) => {
   writeFileSync(runs, JSON.stringify({ runs: [sweep, later] }));
   const run = bench('--from', runs, '--output', 'csv');
   t.equal(run.status, 0, run.stderr);
-  t.equal(run.stdout.trim().split('\n').length, 1 + sweep.rows.length + 1, 'every run\'s rows');
+  t.equal(run.stdout.trim().split('\n').length, 1 + sweep.rows.length + 1, "every run's rows");
 });
 
 t.test('--from with a measuring setting, or a file without a sweep: exit 2 naming the flag', async (t) => {
