@@ -55,9 +55,9 @@ t.test('start, ready, SIGTERM with a decision in flight', async (t) => {
   }
   const healthMs = performance.now() - started;
   t.equal(health?.status, 200);
+  // Answering before the model has loaded is the contract; how soon is a figure, not a test bound.
   t.comment(`figure: /health 200 ${Math.round(healthMs)} ms after spawn, phase ${health?.json.phase}`);
-  t.ok(healthMs < 1500, `/health within 1.5 s of spawning node (${Math.round(healthMs)} ms)`);
-  t.equal(health?.json.phase, 'loading', 'while the model still loads');
+  t.equal(health?.json.phase, 'loading', '/health answers while the model still loads');
   const notReady = await get('/ready');
   t.equal(notReady?.status, 503);
   t.equal(notReady?.json.error.code, 'not_ready');
