@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
+import type { TranscribeResult } from '../src/binding.js';
 import { Engine } from '../src/engine/engine.js';
 import { DEFAULT_VAD_MODEL, findModel, MODELS } from '../src/models/manifest.js';
 import { resolveModel } from '../src/models/store.js';
@@ -73,7 +74,13 @@ for (const id of values.models.split(',')) {
   });
   await engine.loadWhisper(path, model.alignmentHeads ?? '', vad);
   const transcribe = async (audio: Buffer) => {
-    const r = await engine.admit((s) => s.transcribe({ audio, maxSeconds: 3600, language: 'en' }));
+    const session = engine.admit();
+    let r: TranscribeResult;
+    try {
+      r = await session.transcribe({ audio, maxSeconds: 3600, language: 'en' });
+    } finally {
+      session.close();
+    }
     const text = sentencesOf(wordsOf(r.segments, r.samples / 16000, r.energy))
       .map((s) => s.text)
       .join(' ');

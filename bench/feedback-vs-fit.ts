@@ -85,13 +85,14 @@ const params = async (s: Store) => {
   return decodeParams((await s.findHead(head.id))!.weights, meta.outcomes.length, meta.dim);
 };
 const [onlineParams, offlineParams] = [await params(store), await params(offlineStore)];
-const { readings } = await service.engine.admit((s) =>
-  new HeadReader(service.engine).read(
+const session = service.engine.admit();
+const { readings } = await new HeadReader(service.engine)
+  .read(
     sig,
     test.map((x) => x.text),
-    s,
-  ),
-);
+    session,
+  )
+  .finally(() => session.close());
 const offline = offlineParams
   ? readings.map((r, i) => sig.outcomes[argmax(headScores(offlineParams, r.hidden, r.base))] === test[i]!.label)
   : zeroShot;

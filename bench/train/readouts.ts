@@ -111,7 +111,10 @@ if (todo.length > 0) {
   const classify = new Classify(engine);
   const started = performance.now();
   for (const [n, a] of todo.entries()) {
-    const { z, read } = await engine.admit((s) => classify.optionReadings(s, [a.text], a.labels, layer));
+    const session = engine.admit();
+    const { z, read } = await classify
+      .optionReadings(session, [a.text], a.labels, layer)
+      .finally(() => session.close());
     const r = read[0]!;
     const item: Item = {
       id: a.id,

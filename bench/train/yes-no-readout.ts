@@ -168,7 +168,8 @@ if (todo.length > 0) {
   const started = performance.now();
   for (const [n, x] of todo.entries()) {
     returned = [];
-    const out = await engine.admit((session) => yesNo.run(x.req, reading(session)));
+    const session = engine.admit();
+    const out = await yesNo.run(x.req, reading(session)).finally(() => session.close());
     const body = out.body as
       { probability: number } | { results: ({ probability: number } | { results: { probability: number }[] })[] };
     const shipped = 'results' in body ? body.results.flatMap((r) => ('results' in r ? r.results : [r])) : [body];

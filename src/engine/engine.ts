@@ -3,11 +3,11 @@
 import { loadBinding, type NativeBinding, type NativeEncoder, type NativeEngine } from '../binding.js';
 import type { ChatMessage, ModelInfo, NativeLogLevel, NativeSpeakerEncoder } from '../binding.js';
 import { readFile } from 'node:fs/promises';
-import { ERRORS } from '../errors.js';
 import { DEFAULTS } from '../config.js';
-import { TokenBudget, withSession, type Session, type SessionHost } from './session.js';
+import { Admissions } from './admissions.js';
+import { openSession, TokenBudget, type ClosableSession, type SessionHost } from './session.js';
 
-export type { Session, SpeakerEmbedder } from './session.js';
+export type { ClosableSession, Session, SpeakerEmbedder } from './session.js';
 
 export interface EngineOptions {
   modelPath: string;
@@ -94,12 +94,9 @@ export class Engine {
   readonly stopTokens: Int32Array;
   /** The ceiling of a request's deadline, ms (src/http/deadline.ts). */
   readonly requestTimeoutMs: number;
-  private inflight = 0;
   private transcribes = false;
   private speakerEncoder: NativeSpeakerEncoder | undefined;
-  private refused = 0;
-  private closed = false;
-  private drained: (() => void) | undefined;
+  private readonly admissions: Admissions;
   private readonly backgroundSlots: number;
   private readonly host: SessionHost;
 
@@ -114,6 +111,7 @@ export class Engine {
     this.layerCount = native.layerCount();
     this.versions = binding.versions();
     this.capacity = options.slots + options.queue;
+    this.admissions = new Admissions(this.capacity);
     this.contextSize = options.contextSize;
     this.requestTokens = REQUEST_CONTEXTS * options.contextSize;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULTS.requestTimeoutMs;
@@ -198,39 +196,34 @@ export class Engine {
   }
 
   /**
-   * Admits one request and hands `body` its Session, through which everything the request does on
-   * the models runs. When `capacity` requests are already admitted this throws `overloaded` at
+   * Admits one request and returns its Session, through which everything the request does on the
+   * models runs; the caller closes it once the work is done or has thrown (`try { ... } finally {
+   * session.close() }`). When `capacity` requests are already admitted this throws `overloaded` at
    * once (`shutting_down` after close()); an admitted request is never refused for capacity again,
-   * so it is answered. `close()` waits for it. Aborting `signal` cancels every job of the session.
+   * so it is answered. `close()` waits for it until its session is closed. Aborting `signal`
+   * cancels every job of the session.
    */
-  async admit<T>(body: (session: Session) => Promise<T>, request: AdmittedRequest = {}): Promise<T> {
-    this.assertAdmissible();
-    this.inflight++;
-    try {
-      const { signal, organization = '' } = request;
-      return await withSession(this.host, { signal, organization, background: false, budget: this.budget() }, body);
-    } finally {
-      if (--this.inflight === 0) this.drained?.();
-    }
+  admit(request: AdmittedRequest = {}): ClosableSession {
+    this.admissions.take();
+    const { signal, organization = '' } = request;
+    const admissions = this.admissions;
+    return openSession(this.host, { signal, organization, background: false, budget: this.budget(), admissions });
   }
 
   /**
-   * Hands `body` a Session whose work runs on the background slots: never a request slot, never
-   * refused, not counted as a request nor held to a request's token budget. With no background
-   * slots it shares the request slots and is budgeted as a request. `close()` cancels what it has queued.
+   * A Session whose work runs on the background slots: never a request slot, never refused, not
+   * counted as a request nor held to a request's token budget; its opener closes it as an admitted
+   * one. With no background slots it shares the request slots and is budgeted as a request.
+   * `close()` cancels what it has queued.
    */
-  background<T>(body: (session: Session) => Promise<T>): Promise<T> {
+  background(): ClosableSession {
     const background = this.backgroundSlots > 0;
-    return withSession(this.host, { organization: '', background, budget: this.budget() }, body);
+    return openSession(this.host, { organization: '', background, budget: this.budget() });
   }
 
   /** Throws `overloaded` when a new request would not be admitted now. */
   assertAdmissible(): void {
-    if (this.closed) throw ERRORS.shuttingDown();
-    if (this.inflight >= this.capacity) {
-      this.refused++;
-      throw ERRORS.overloaded();
-    }
+    this.admissions.check();
   }
 
   private budget(): TokenBudget {
@@ -238,13 +231,13 @@ export class Engine {
   }
 
   stats(): EngineStats {
-    return { ...this.native.stats(), capacity: this.capacity, inflight: this.inflight, refused: this.refused };
+    const { count: inflight, refused } = this.admissions;
+    return { ...this.native.stats(), capacity: this.capacity, inflight, refused };
   }
 
   /** Refuses new requests, waits for admitted ones to finish, then frees the model. */
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.inflight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    await this.admissions.close();
     this.native.close();
     this.encoder?.native.close();
     this.speakerEncoder = undefined;

@@ -1,13 +1,16 @@
-// A request's work on the models, passed by hand: Engine.admit admits one request and hands its
-// body a Session; the route (or the library call) gives it to the decision (`run(input, session)`)
-// and the decision to everything it starts: its rounds, a label set's prior, the windows of a long
-// text, a head's reading, a transcription and its speakers. The session holds what the request
-// owns: its signal, its organization, its token budget. Background work has a session of its own
-// (Engine.background). Nothing finds a request implicitly.
+// A request's work on the models, passed by hand: Engine.admit admits one request and returns its
+// Session; the route (or the library call) gives it to the decision (`run(input, session)`), the
+// decision to everything it starts (its rounds, a label set's prior, the windows of a long text, a
+// head's reading, a transcription and its speakers), and once the work is done, or has thrown, the
+// route closes it. The session holds what the request owns: its signal, its organization, its token
+// budget, its place among the admitted requests. Background work has a session of its own
+// (Engine.background). Nothing finds a request implicitly, and nothing here calls back into its
+// caller: the work runs in the caller's own code, between admit() and close().
 import { isNativeError, SPAN_DEFAULTS } from '../binding.js';
 import type { NativeEncoder, NativeEngine, NativeJob, NativeSpeakerEncoder } from '../binding.js';
 import type { ScoreJob, ScoreResult, SpanJob, SpanResult, TranscribeJob, TranscribeResult } from '../binding.js';
 import { ERRORS, CancelledError } from '../errors.js';
+import type { Admissions } from './admissions.js';
 import { checkFits, tokensOf } from './job-size.js';
 
 const ATTEMPTS = 2; // an inference failure is retried once; the second failure is final
@@ -42,6 +45,17 @@ export interface Session {
    * other requests may wait for (a label set's prior), which the asker going away must not cancel.
    */
   withoutSignal(): Session;
+}
+
+/** A session as Engine.admit and Engine.background return it: its opener's to close. */
+export interface ClosableSession extends Session {
+  /**
+   * Ends the session once its work is done or has thrown: cancels its jobs still running (work
+   * that threw may leave some, its other jobs being wasted work; work that returned has none), no
+   * longer listens to its signal, and gives back its admission, which lets Engine.close() finish.
+   * Later calls do nothing.
+   */
+  close(): void;
 }
 
 /** The tokens one request may have the model read in all its jobs (Engine.requestTokens). */
@@ -87,32 +101,24 @@ export interface SessionOptions {
   organization: string;
   background: boolean;
   budget: TokenBudget;
+  /** The count the session was admitted into (Engine.admit), given back at close(); none for background work. */
+  admissions?: Admissions;
 }
 
-/** Runs `body` with a new session; when `body` throws, the session's jobs still running are cancelled. */
-export async function withSession<T>(
-  host: SessionHost,
-  options: SessionOptions,
-  body: (session: Session) => Promise<T>,
-): Promise<T> {
-  const session = new HostedSession(host, options);
-  try {
-    return await body(session);
-  } catch (err) {
-    session.cancel(); // one job failed for good: the others are wasted work
-    throw err;
-  } finally {
-    session.end();
-  }
+/** A new session on `host`, listening to its signal until closed. */
+export function openSession(host: SessionHost, options: SessionOptions): ClosableSession {
+  return new HostedSession(host, options);
 }
 
-class HostedSession implements Session {
+class HostedSession implements ClosableSession {
   readonly signal: AbortSignal | undefined;
   readonly organization: string;
   readonly background: boolean;
   readonly budget: TokenBudget;
   private readonly running = new Set<number>();
   private readonly onAbort = () => this.cancel();
+  private admissions: Admissions | undefined;
+  private closed = false;
 
   constructor(
     private readonly host: SessionHost,
@@ -122,6 +128,7 @@ class HostedSession implements Session {
     this.organization = options.organization;
     this.background = options.background;
     this.budget = options.budget;
+    this.admissions = options.admissions;
     this.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
@@ -164,14 +171,17 @@ class HostedSession implements Session {
     return new HostedSession(this.host, { organization, background, budget });
   }
 
-  /** Cancels every job of the session still running. */
-  cancel(): void {
-    this.running.forEach((id) => this.host.native.cancel(id));
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.cancel();
+    this.signal?.removeEventListener('abort', this.onAbort);
+    this.admissions?.release();
   }
 
-  /** The request is answered: its signal no longer cancels anything. */
-  end(): void {
-    this.signal?.removeEventListener('abort', this.onAbort);
+  /** Cancels every job of the session still running. */
+  private cancel(): void {
+    this.running.forEach((id) => this.host.native.cancel(id));
   }
 
   // Async, so a refusal (cancelled, too long, over the budget) is a rejected promise, never a

@@ -28,9 +28,10 @@ export class Readings {
    * Reads one corrected example. `routeAnswer`: what the shipped decision answered it (a kept
    * decision no head made), in expect's form; without it the route is asked.
    */
-  read(example: LabelledLine, model: string, routeAnswer?: Record<string, unknown>): Promise<CorrectionReading> {
-    return this.engine.background(async (session) => {
-      const [read] = await readExamples(this.reader, [example], (body) => body(session));
+  async read(example: LabelledLine, model: string, routeAnswer?: Record<string, unknown>): Promise<CorrectionReading> {
+    const session = this.engine.background();
+    try {
+      const [read] = await readExamples(this.reader, [example], session);
       const answered = routeAnswer ?? (await this.ask(example, session));
       return {
         model: Readings.bound(model),
@@ -38,7 +39,9 @@ export class Readings {
         base: read!.base,
         route: routeOutcome(example.sig, answered),
       };
-    });
+    } finally {
+      session.close();
+    }
   }
 
   private async ask(example: LabelledLine, session: Session): Promise<unknown> {

@@ -193,14 +193,18 @@ export async function fitHeads(engine: Engine, examples: LabelledLine[], opts: F
   const reports: SignatureReport[] = [];
   for (const group of groups.values()) {
     const started = performance.now();
-    let read: Example[] = [];
+    const read: Example[] = [];
     if (fittable(group)) {
-      read = await readExamples(
-        reader,
-        group,
-        (read) => engine.admit(read), // each chunk read in an admission of its own
-        (n) => progress?.update((done += n)),
-      );
+      for (let i = 0; i < group.length; i += CHUNK) {
+        const chunk = group.slice(i, i + CHUNK);
+        const session = engine.admit(); // each chunk read in an admission of its own
+        try {
+          read.push(...(await readExamples(reader, chunk, session)));
+        } finally {
+          session.close();
+        }
+        progress?.update((done += chunk.length));
+      }
     } else {
       progress?.update((done += group.length));
     }
@@ -217,27 +221,17 @@ function fittable(group: LabelledLine[]): boolean {
   return group.length >= MIN_EXAMPLES && new Set(group.map((e) => e.outcome)).size >= 2;
 }
 
-/** Runs `read` in a session: one admitted for it, or the session of the work it is part of. */
-export type InSession = <T>(read: (session: Session) => Promise<T>) => Promise<T>;
-
-/** Each example of one signature read as its head reads it, CHUNK texts per job round. */
-export async function readExamples(
-  reader: HeadReader,
-  group: LabelledLine[],
-  inSession: InSession,
-  onRead?: (n: number) => void,
-): Promise<Example[]> {
-  const sig = group[0]!.sig;
-  const read: Example[] = [];
-  for (let i = 0; i < group.length; i += CHUNK) {
-    const chunk = group.slice(i, i + CHUNK);
-    const values = sig.definition.capability === 'verify' ? chunk.map((e) => e.value!) : undefined;
-    const texts = chunk.map((e) => e.text);
-    const { readings } = await inSession((session) => reader.read(sig, texts, session, values));
-    readings.forEach((r, k) => read.push({ ...r, label: chunk[k]!.outcome }));
-    onRead?.(chunk.length);
-  }
-  return read;
+/** Examples of one signature (at most CHUNK: one job round) read in `session` as their head reads them. */
+export async function readExamples(reader: HeadReader, chunk: LabelledLine[], session: Session): Promise<Example[]> {
+  const sig = chunk[0]!.sig;
+  const values = sig.definition.capability === 'verify' ? chunk.map((e) => e.value!) : undefined;
+  const { readings } = await reader.read(
+    sig,
+    chunk.map((e) => e.text),
+    session,
+    values,
+  );
+  return readings.map((r, k) => ({ ...r, label: chunk[k]!.outcome }));
 }
 
 /** How the route (the shipped zero-shot decision) did on some examples, against the head's choices there. */
@@ -351,7 +345,13 @@ async function againstRoute(
   for (const i of order.slice(0, ROUTE_MAX)) {
     if (tally.examples > 0 && performance.now() > until) break;
     const e = group[i]!;
-    const body = (await route.engine.admit((session) => bound.decision.run(e.req, session))).body;
+    const session = route.engine.admit();
+    let body: unknown;
+    try {
+      body = (await bound.decision.run(e.req, session)).body;
+    } finally {
+      session.close();
+    }
     tally.examples++;
     tally.route += routeOutcome(e.sig, body) === e.outcome ? 1 : 0;
     tally.head += predictions[i] === e.outcome ? 1 : 0;

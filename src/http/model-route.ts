@@ -1,7 +1,8 @@
 // The one way a route runs the model (the capabilities, chat, System One, audio): the service's
 // capacity is checked before the body is read (529 costs no upload), the request is read and
-// validated outside admission, then admitted once (Engine.admit), whose Session the work runs all
-// it starts in, and the reply carries its billing as a typed field (the transport writes x-input-*,
+// validated outside admission, then admitted once (Engine.admit returns its Session), the work run
+// here with that Session (all it starts runs in it) and the Session closed once the work is done
+// or has thrown; the reply carries its billing as a typed field (the transport writes x-input-*,
 // the gate meters it).
 // Whatever applies to every model call (readiness, a deadline) belongs here.
 import type { Engine, Session } from '../engine/engine.js';
@@ -55,8 +56,13 @@ function untimed<I>(engine: Engine, spec: ModelRouteSpec<I>): Route {
       const input = spec.read(req);
       const started = performance.now();
       // The organization's own heads decide its requests (src/heads/heads.ts).
-      const admitted = { signal: req.signal, organization: req.organization };
-      const out = await engine.admit((session) => spec.run(input, session), admitted);
+      const session = engine.admit({ signal: req.signal, organization: req.organization });
+      let out: ModelReply;
+      try {
+        out = await spec.run(input, session);
+      } finally {
+        session.close();
+      }
       return {
         status: 200,
         body: out.body,

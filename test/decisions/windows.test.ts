@@ -47,10 +47,12 @@ t.teardown(() => engine.close());
 t.test('short texts are read whole; long ones down to the read budget, best windows first', async (t) => {
   const reader = new Reader(engine);
   const short = filler(WHOLE_TEXT_CHARS);
-  t.equal((await engine.admit((s) => reader.focus(s, short, ['committee']))).text, short);
+  const session = engine.admit();
+  t.teardown(() => session.close());
+  t.equal((await reader.focus(session, short, ['committee'])).text, short);
   const needle = 'Zebra quizzes vex wizard jazz kings.';
   const long = `${filler(9000)} ${needle} ${filler(9000)}`;
-  const read = await engine.admit((s) => reader.focus(s, long, [needle]));
+  const read = await reader.focus(session, long, [needle]);
   t.ok(read.text.length <= READ_CHARS + 200, `read ${read.text.length} characters`);
   t.match(read.text, needle);
   const sample = reader.sample(long);

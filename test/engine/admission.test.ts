@@ -139,41 +139,66 @@ t.test('an admitted request is never refused for its own second job (label prior
 t.test("one admission per request: its session's rounds share it and its token budget", async (t) => {
   const engine = await Engine.open({ ...SMALL, modelPath: 'fake', slots: 1, queue: 0 }, fakeBinding());
   t.teardown(() => engine.close());
-  const spent = await engine.admit(async (session) => {
-    await session.score([job]);
-    const once = session.budget.spent;
-    await session.score([job]);
-    t.equal(engine.stats().inflight, 1, 'the second round is not admitted again');
-    await t.rejects(
-      scoreRound(engine, [job]),
-      { code: 'overloaded' },
-      'a second request is refused while this one holds the place',
-    );
-    t.equal(session.budget.limit, engine.requestTokens);
-    return [once, session.budget.spent];
-  });
-  t.same(spent, [5, 10], 'each round charged to the one budget');
-  t.equal(engine.stats().inflight, 0);
-  const over = { ...job, prefix: new Int32Array(3000) };
+  const session = engine.admit();
+  await session.score([job]);
+  const once = session.budget.spent;
+  await session.score([job]);
+  t.equal(engine.stats().inflight, 1, 'the second round is not admitted again');
   await t.rejects(
-    engine.admit(async (session) => {
-      for (let round = 0; round < 3; round++) await session.score([over]); // 3 x 3,003 tokens
-    }),
+    scoreRound(engine, [job]),
+    { code: 'overloaded' },
+    'a second request is refused while this one holds the place',
+  );
+  t.equal(session.budget.limit, engine.requestTokens);
+  t.same([once, session.budget.spent], [5, 10], 'each round charged to the one budget');
+  session.close();
+  t.equal(engine.stats().inflight, 0, 'closing the session gives its place back');
+  session.close();
+  t.equal(engine.stats().inflight, 0, 'a second close gives back nothing more');
+  const over = { ...job, prefix: new Int32Array(3000) };
+  const budgeted = engine.admit();
+  t.teardown(() => budgeted.close());
+  await t.rejects(
+    (async () => {
+      for (let round = 0; round < 3; round++) await budgeted.score([over]); // 3 x 3,003 tokens
+    })(),
     { code: 'invalid_request', message: /needs 9009 tokens of model reading, more than the limit of 8192 per request/ },
     'rounds over the request budget refused with a 400',
   );
+});
+
+t.test('work that throws leaves no job running once its session is closed', async (t) => {
+  const binding = fakeBinding({ delayMs: 10_000 });
+  const engine = await Engine.open({ ...SMALL, modelPath: 'fake' }, binding);
+  t.teardown(() => engine.close());
+  const session = engine.admit();
+  const running = session.score([job]);
+  running.catch(() => {});
+  t.equal(binding.running(), 1);
+  await t.rejects(
+    (async () => {
+      try {
+        await session.score([{ ...job, prefix: new Int32Array(10_000) }]); // longer than a slot's context
+      } finally {
+        session.close();
+      }
+    })(),
+    { code: 'invalid_request' },
+  );
+  t.equal(binding.running(), 0, 'the first round was cancelled');
+  await t.rejects(running, CancelledError);
+  t.equal(engine.stats().inflight, 0);
 });
 
 t.test('background work has its own session: not admitted, never refused, not budgeted', async (t) => {
   const engine = await Engine.open({ ...SMALL, modelPath: 'fake', slots: 1, queue: 0 }, fakeBinding({ delayMs: 100 }));
   t.teardown(() => engine.close());
   const request = scoreRound(engine, [job]);
-  const spent = await engine.background(async (session) => {
-    t.ok(session.background);
-    await session.score([job]);
-    return session.budget.spent;
-  });
-  t.equal(spent, 0, 'background slots: nothing charged');
+  const session = engine.background();
+  t.ok(session.background);
+  await session.score([job]);
+  t.equal(session.budget.spent, 0, 'background slots: nothing charged');
+  session.close();
   t.equal(engine.stats().refused, 0);
   await request;
 });
@@ -183,17 +208,12 @@ t.test("a session's view without its signal is not cancelled with the request", 
   const engine = await Engine.open({ ...SMALL, modelPath: 'fake' }, binding);
   t.teardown(() => engine.close());
   const controller = new AbortController();
-  let shared: Promise<unknown> | undefined;
-  const request = engine.admit(
-    (session) => {
-      shared = session.withoutSignal().score([job]);
-      return session.score([job]);
-    },
-    { signal: controller.signal },
-  );
+  const session = engine.admit({ signal: controller.signal });
+  const shared = session.withoutSignal().score([job]);
+  const request = session.score([job]).finally(() => session.close());
   controller.abort();
   await t.rejects(request, CancelledError);
-  await t.resolves(shared!, "the shared job (a label set's prior) finishes for those waiting on it");
+  await t.resolves(shared, "the shared job (a label set's prior) finishes for those waiting on it");
 });
 
 /** An engine on the fake binding with audio: capacity one, the speaker encoder slow. */
@@ -214,7 +234,8 @@ async function until(ready: () => boolean): Promise<void> {
 
 t.test('diarization is admitted: while it runs, a request beyond capacity gets overloaded', async (t) => {
   const { binding, engine, transcription } = await audioEngine(t);
-  const diarized = engine.admit((session) => transcription.run(Buffer.from('audio'), true, session));
+  const session = engine.admit();
+  const diarized = transcription.run(Buffer.from('audio'), true, session).finally(() => session.close());
   await until(() => binding.embeddings > 0);
   t.equal(engine.stats().inflight, 1, 'the transcription still holds its admission while speakers are embedded');
   await t.rejects(scoreRound(engine, [job]), { code: 'overloaded' });
@@ -225,7 +246,8 @@ t.test('diarization is admitted: while it runs, a request beyond capacity gets o
 
 t.test('close waits for diarization', async (t) => {
   const { binding, engine, transcription } = await audioEngine(t);
-  const diarized = engine.admit((session) => transcription.run(Buffer.from('audio'), true, session));
+  const session = engine.admit();
+  const diarized = transcription.run(Buffer.from('audio'), true, session).finally(() => session.close());
   await until(() => binding.embeddings > 0);
   const started = performance.now();
   await engine.close();

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { Classify } from '../../src/decisions/classify.js';
 import { OptionReadout } from '../../src/decisions/option-readout.js';
 import { RATE_READING_VERSION, RATE_READOUT_FILE } from '../../src/decisions/rate.js';
-import { choiceConfidence, scoreConfidence } from '../../src/decisions/systemone.js';
+import { choiceConfidence, scoreConfidence, type SystemOne } from '../../src/decisions/systemone.js';
 import { loadConfig } from '../../src/config.js';
 import { modelSha256 } from '../../src/models/identity.js';
 import { serviceOf } from '../../src/service.js';
@@ -47,8 +47,17 @@ const QUESTIONS = {
 };
 const close = (t: Test, a: number, b: number, what: string) => t.ok(Math.abs(a - b) <= 1e-9, `${what}: ${a} vs ${b}`);
 
-const wire = await engine.admit((session) => s.systemOne.run(TEXTS, QUESTIONS, session));
-const answers = wire.body;
+/** System One asked `questions` of `texts` as one admitted request. */
+async function systemOne(texts: string[], questions: Parameters<SystemOne['run']>[1]) {
+  const session = engine.admit();
+  try {
+    return await s.systemOne.run(texts, questions, session);
+  } finally {
+    session.close();
+  }
+}
+
+const answers = (await systemOne(TEXTS, QUESTIONS)).body;
 
 t.test('a noul is yes-no asked the same, its criteria as when_true', async (t) => {
   const out = await decide(engine, s.yesNo, {
@@ -87,26 +96,25 @@ t.test('a score is rate with the levels as the scale', async (t) => {
 
 t.test('instructions are the decision question: the library reads them as System One does', async (t) => {
   const question = 'Which team should handle this ticket?';
-  const asked = await engine.admit((session) =>
-    s.systemOne.run(TEXTS.slice(0, 1), { team: { ...QUESTIONS.team, instructions: question } }, session),
-  );
+  const asked = await systemOne(TEXTS.slice(0, 1), { team: { ...QUESTIONS.team, instructions: question } });
   const labels = Object.entries(TEAMS).map(([name, description]) => ({ name, description }));
-  const { results } = await engine.admit((session) =>
-    new Classify(engine).classified(session, TEXTS.slice(0, 1), labels, { question }),
-  );
+  const session = engine.admit();
+  const { results } = await new Classify(engine)
+    .classified(session, TEXTS.slice(0, 1), labels, { question })
+    .finally(() => session.close());
   const a = asked.body[0]!.team as { probabilities: Record<string, number> };
   for (const name of Object.keys(TEAMS)) close(t, a.probabilities[name]!, results[0]!.scores[name]!, name);
 });
 
 t.test('a score reads its question: a cancelled subscription is a higher churn risk than praise', async (t) => {
   const churn = { type: 'score' as const, instructions: 'How likely is this customer to leave?', criteria: CHURN };
-  const out = await engine.admit((session) => s.systemOne.run(TEXTS.slice(1), { churn }, session));
+  const out = await systemOne(TEXTS.slice(1), { churn });
   const [cancelled, praise] = out.body.map((a) => (a.churn as { score: number }).score);
   t.ok(cancelled! > praise!, `expected levels ${cancelled} and ${praise}`);
 });
 
 t.test('a noul and a choice share the state: one request reads fewer tokens than the three routes', async (t) => {
-  const one = await engine.admit((session) => s.systemOne.run(TEXTS.slice(0, 1), QUESTIONS, session));
+  const one = await systemOne(TEXTS.slice(0, 1), QUESTIONS);
   const alone = await Promise.all([
     decide(engine, s.yesNo, { text: TEXTS[0]!, statement: 'x' }),
     decide(engine, s.classify, { text: TEXTS[0]!, labels: TEAMS }),

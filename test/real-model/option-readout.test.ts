@@ -21,7 +21,10 @@ const LABELS = ['sports news', 'politics', 'cooking recipe'];
 
 async function items(): Promise<Item[]> {
   const classify = new Classify(engine);
-  const { z, read } = await engine.admit((session) => classify.optionReadings(session, TEXTS, labelsOf(LABELS), -1));
+  const session = engine.admit();
+  const { z, read } = await classify
+    .optionReadings(session, TEXTS, labelsOf(LABELS), -1)
+    .finally(() => session.close());
   return z.map((zi, i) => ({
     id: String(i),
     source: 'test',
