@@ -8,9 +8,9 @@ import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
+import { LabelJobs } from './label-jobs.js';
 import { calibrated, LabelPriors } from './label-priors.js';
-import { labelChars, labelList, labelsOf, type Label } from './labels.js';
-import { fnv1a } from './hash.js';
+import { labelChars, labelsOf, type Label } from './labels.js';
 import { Reading } from './reading.js';
 import { shaped, textsOf } from './texts.js';
 import type { HeadDecider } from './head-decider.js';
@@ -22,27 +22,14 @@ export type ClassifyInput = Static<typeof ClassifyRequest>;
 export type ClassifyResult = Static<typeof ClassifyResultSchema>;
 
 // When the first reading is close (the top two calibrated scores within CLOSE nats, a likelihood
-// ratio under 3), the labels are read again in ORDERS orders that depend only on the label set:
-// sorted by a hash of their names, then that list shifted by a third and by two thirds, so every
-// label is read near the top, the middle and the end. The decision is their average, so a close
-// case is decided the same however the request lists its labels.
-const ORDERS = 3;
+// ratio under 3), the labels are read again in the set's own orders (label-jobs.ts), which depend
+// only on the label set. The decision is their average, so a close case is decided the same however
+// the request lists its labels.
 const CLOSE = Math.log(3);
 // A set longer than the classify route allows (System One's choices take up to 255 options) is read
 // once, without the content-free prior or the second reading: each is another prefill of the whole
 // listing (4,000 tokens for 255 options), minutes on 2 cores.
 const REREAD_LABELS = 64;
-
-/** The labels in an order of their own, whatever order they came in: by FNV-1a hash of the name. */
-function setOrder(labels: Label[]): Label[] {
-  return [...labels].sort((a, b) => fnv1a(a.name) - fnv1a(b.name) || (a.name < b.name ? -1 : 1));
-}
-
-/** The labels listed from the k-th third on, wrapping around. */
-function rotated(labels: Label[], k: number): Label[] {
-  const by = Math.round((k * labels.length) / ORDERS);
-  return [...labels.slice(by), ...labels.slice(0, by)];
-}
 
 /** The distance in nats between the best and the second-best score. */
 function gap(z: number[]): number {
@@ -77,6 +64,7 @@ export interface ClassifyOptions {
 
 export class Classify {
   private readonly reading: Reading;
+  private readonly jobs: LabelJobs;
   private readonly priors: LabelPriors;
   private readonly setOrders: LabelPriors; // the priors of the labels listed in the set's own orders
 
@@ -86,38 +74,19 @@ export class Classify {
     private readonly readout?: OptionReadout,
   ) {
     this.reading = new Reading(engine);
-    this.priors = new LabelPriors((text, labels, question) => this.job(text, labels, question));
-    this.setOrders = new LabelPriors((text, labels, question) => this.setOrdersJob(text, labels, question));
+    this.jobs = new LabelJobs(this.reading);
+    this.priors = new LabelPriors(this.jobs, 'asked');
+    this.setOrders = new LabelPriors(this.jobs, 'own');
   }
 
   /** The branch that lists `labels` after the reading's prefix. */
   branch(labels: Label[], question?: string): Int32Array {
-    return this.reading.branch(`Labels:\n${labelList(labels)}\n\nThe best label:`, question);
+    return this.jobs.branch(labels, question);
   }
 
   /** The options every listing of `labels` scores: their names, in the request's order. */
   options(labels: Label[]): Int32Array[] {
-    return this.reading.prompt.choices(labels.map((l) => l.name));
-  }
-
-  /** The job that scores every label for one text: one branch per order the labels are listed in. */
-  private job(text: string, labels: Label[], question?: string, listings: Label[][] = [labels]): ScoreJob {
-    return {
-      prefix: this.reading.prefix(text),
-      branches: listings.map((l) => this.branch(l, question)),
-      options: this.options(labels),
-    };
-  }
-
-  /** The labels read in the set's own orders (setOrder, rotated): a close case's second reading. */
-  private setOrdersJob(text: string, labels: Label[], question?: string): ScoreJob {
-    const own = setOrder(labels);
-    return this.job(
-      text,
-      labels,
-      question,
-      Array.from({ length: ORDERS }, (_, k) => rotated(own, k)),
-    );
+    return this.jobs.options(labels);
   }
 
   /**
@@ -137,7 +106,7 @@ export class Classify {
     const long = labels.length > REREAD_LABELS;
     const [prior, scored] = await Promise.all([
       long ? labels.map(() => 0) : this.priors.of(session, labels, question),
-      given ? undefined : session.score(texts.map((t) => this.job(t, labels, question))),
+      given ? undefined : session.score(texts.map((t) => this.jobs.job(t, labels, question))),
     ]);
     const first = (given ?? scored!.map((r) => r.logprobs)).map((row) => calibrated(row, prior));
     const cost = texts.map((_, i) => costOf(scored?.[i]));
@@ -149,7 +118,7 @@ export class Classify {
     if (close.length > 0) {
       const [setPrior, again] = await Promise.all([
         this.setOrders.of(session, labels, question),
-        session.score(close.map((i) => this.setOrdersJob(texts[i]!, labels, question))),
+        session.score(close.map((i) => this.jobs.job(texts[i]!, labels, question, 'own'))),
       ]);
       close.forEach((i, j) => {
         first[i] = mean(rows(calibrated(again[j]!.logprobs, setPrior), labels.length));
@@ -197,7 +166,7 @@ export class Classify {
     layer: number,
   ): Promise<{ z: number[][]; first: ScoreResult[]; read: ScoreResult[] }> {
     const prompts = texts.map((t) => {
-      const job = this.job(t, labels);
+      const job = this.jobs.job(t, labels);
       return { job, whole: this.whole(job) };
     });
     const jobs = prompts.map(({ job, whole }) => ({

@@ -1,9 +1,10 @@
 // Contextual calibration of label scores (Zhao et al., 2021, "Calibrate before use"). A small model
 // prefers some label names whatever the text says; scoring the same labels after a text that says
 // nothing measures that preference, and dividing it out leaves what the text itself supports.
-// A label set's prior costs one short job the first time it is seen and is then cached.
-import type { ScoreJob } from '../binding.js';
+// A label set's prior costs one short job the first time it is seen and is then cached. The job is
+// the one classify scores a text with (label-jobs.ts), the content-free text in place of the text.
 import type { Session } from '../engine/engine.js';
+import type { LabelJobs, LabelOrders } from './label-jobs.js';
 import type { Label } from './labels.js';
 
 export const CONTENT_FREE_TEXT = 'N/A';
@@ -12,7 +13,11 @@ const CACHED_LABEL_SETS = 1024;
 export class LabelPriors {
   private readonly cache = new Map<string, Promise<number[]>>();
 
-  constructor(private readonly jobFor: (text: string, labels: Label[], question?: string) => ScoreJob) {}
+  /** The priors of the labels listed in `orders` (label-jobs.ts), read with `jobs`. */
+  constructor(
+    private readonly jobs: LabelJobs,
+    private readonly orders: LabelOrders,
+  ) {}
 
   /**
    * Log-probabilities of each label after the content-free text (and the question, if any), in
@@ -29,7 +34,7 @@ export class LabelPriors {
     // Not cancelled with the request that asked first: other requests may be waiting for it.
     const prior = session
       .withoutSignal()
-      .score([this.jobFor(CONTENT_FREE_TEXT, labels, question)])
+      .score([this.jobs.job(CONTENT_FREE_TEXT, labels, question, this.orders)])
       .then(([r]) => Array.from(r!.logprobs));
     prior.catch(() => this.cache.delete(key)); // a failed prior (529, 502) is computed again next time
     this.cache.set(key, prior);

@@ -3,6 +3,7 @@
 import t from 'tap';
 import type { ScoreJob, ScoreResult } from '../../src/binding.js';
 import type { Session } from '../../src/engine/engine.js';
+import type { LabelJobs } from '../../src/decisions/label-jobs.js';
 import { calibrated, CONTENT_FREE_TEXT, LabelPriors } from '../../src/decisions/label-priors.js';
 import { normalise } from '../../src/decisions/distribution.js';
 
@@ -17,11 +18,11 @@ function sessionScoring(results: () => Promise<number[]>): { session: Session; t
   } as unknown as Session;
   return { session, texts };
 }
-const jobFor = (text: string) => ({ text }) as unknown as ScoreJob;
+const jobs = { job: (text: string) => ({ text }) as unknown as ScoreJob } as unknown as LabelJobs;
 
 t.test('one prior job per label set, shared by concurrent requests', async (t) => {
   const { session, texts } = sessionScoring(async () => [-0.1, -2.5]);
-  const priors = new LabelPriors(jobFor);
+  const priors = new LabelPriors(jobs, 'asked');
   const labels = [{ name: 'positive' }, { name: 'negative' }];
   const [a, b] = await Promise.all([priors.of(session, labels), priors.of(session, labels)]);
   await priors.of(session, labels);
@@ -38,7 +39,7 @@ t.test('a failed prior is not kept', async (t) => {
     if (++calls === 1) throw new Error('overloaded');
     return [-1, -1];
   });
-  const priors = new LabelPriors(jobFor);
+  const priors = new LabelPriors(jobs, 'asked');
   await t.rejects(priors.of(session, [{ name: 'a' }, { name: 'b' }]), /overloaded/);
   t.same(await priors.of(session, [{ name: 'a' }, { name: 'b' }]), [-1, -1]);
 });
