@@ -7,7 +7,7 @@
 // score is read as rate reads, its scale before the state (a job of its own per state). A
 // question's branch and options depend only on that question, so an answer does not change with
 // the other questions of the request or their order (the options of the job are the union of every
-// question's, and each answer reads only its own).
+// question's, and each answer reads only its own). Which decision a question asks: questions.ts.
 import type { ScoreJob } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
 import type { Content, Question } from '../api/systemone.js';
@@ -16,21 +16,9 @@ import type { Classify, ClassifyResult } from './classify.js';
 import type { Label } from './labels.js';
 import type { Rate } from './rate.js';
 import { Reading } from './reading.js';
-import type { Hints, YesNo } from './yes-no.js';
-import type { Definition, HeadDecider, HeadDecision } from './head-decider.js';
-
-export type SystemOneAnswer =
-  | { type: 'noul'; noul: number }
-  | { type: 'choice'; choice: string; confidence: number; probabilities: Record<string, number> }
-  | {
-      type: 'score';
-      score: number;
-      confidence: number;
-      legend: Record<string, Content>;
-      probabilities: Record<string, number>;
-    };
-
-export type Answers = Record<string, SystemOneAnswer>;
+import type { YesNo } from './yes-no.js';
+import type { HeadDecider, HeadDecision } from './head-decider.js';
+import { definitionOf, hintsOf, labelsOf, render, type Answers, type SystemOneAnswer } from './questions.js';
 
 /** A question's answers, one per state, and what reading them cost beyond the shared job. */
 interface QuestionAnswers {
@@ -189,28 +177,6 @@ export class SystemOne {
   }
 }
 
-function hintsOf(q: Question & { type: 'noul' }): Hints {
-  return {
-    ...(q.criteria?.true != null ? { when_true: render(q.criteria.true) } : {}),
-    ...(q.criteria?.false != null ? { when_false: render(q.criteria.false) } : {}),
-  };
-}
-
-function labelsOf(q: Question & { type: 'choice' }): Label[] {
-  return Object.entries(q.criteria).map(([name, d]) => (d == null ? { name } : { name, description: render(d) }));
-}
-
-/** The capability decision a question asks, as a fitted head knows it; a noul asking nothing has none. */
-export function definitionOf(q: Question): Definition | undefined {
-  if (q.type === 'noul') {
-    return q.instructions == null
-      ? undefined
-      : { capability: 'yes-no', statement: render(q.instructions), ...hintsOf(q) };
-  }
-  if (q.type === 'choice') return { capability: 'classify', labels: labelsOf(q) };
-  return { capability: 'rate', scale: q.criteria.map(render) };
-}
-
 /** A question's answer from a head's probabilities over its outcomes (yes-no: [false, true]). */
 function headAnswer(q: Question, outcomes: string[], p: number[]): SystemOneAnswer {
   if (q.type === 'noul') return { type: 'noul', noul: p[1]! };
@@ -247,11 +213,6 @@ function scoreOf(q: Question & { type: 'score' }, p: number[]): SystemOneAnswer 
     legend: Object.fromEntries(q.criteria.map((l, i) => [String(i), l])),
     probabilities: Object.fromEntries(p.map((x, i) => [String(i), x])),
   };
-}
-
-/** Text as given; a JSON object or array as compact JSON. */
-export function render(content: Content): string {
-  return typeof content === 'string' ? content : JSON.stringify(content);
 }
 
 function criteriaChars(q: Question): number {

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { HEAD_CAPABILITIES } from '../heads/signature.js';
 import type { Content, Question } from '../api/systemone.js';
 import type { Label } from '../decisions/labels.js';
-import { definitionOf, render, type Answers, type SystemOneAnswer } from '../decisions/systemone.js';
+import { definitionOf, render, type Answers, type SystemOneAnswer } from '../decisions/questions.js';
 
 /** A kept decision before the gate gives it its organization and time. */
 export interface DecisionDraft {
