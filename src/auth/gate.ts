@@ -69,12 +69,11 @@ export class Gate {
   }
 
   /**
-   * Checks the key, the token window, the request limit (`cost()` is how many requests this call
-   * counts, asked only when a limit applies) and, for a call that `occupies` the model, the key's
-   * in-flight cap; throws the refusal.
+   * Who the caller is: checks the key, that usage can be recorded and the key's token window;
+   * throws the refusal. Then enter() with the call's cost.
    */
-  async enter(authorization: string | undefined, cost: () => number, occupies = false): Promise<Pass> {
-    const { keys, limiter, tokens: meter, ledger } = this.options;
+  async identify(authorization: string | undefined): Promise<Principal> {
+    const { keys, tokens: meter, ledger } = this.options;
     const principal: Principal = keys ? await keys.check(authorization) : PUBLIC;
     if (ledger && !ledger.accepting)
       throw ERRORS.storeUnavailable('usage cannot be recorded (database away, journal full or its disk refusing)');
@@ -90,10 +89,19 @@ export class Gate {
         });
       }
     }
+    return principal;
+  }
 
+  /**
+   * Lets an identified caller through: checks the request limit (`cost` is how many requests this
+   * call counts; the caller need count them only when limitsRate) and, for a call that `occupies`
+   * the model, the key's in-flight cap; throws the refusal.
+   */
+  async enter(principal: Principal, cost: number, occupies = false): Promise<Pass> {
+    const { keys, limiter } = this.options;
     let headers: Record<string, string> = {};
     if (keys && limiter) {
-      const n = cost();
+      const n = cost;
       const verdict = await limiter.take(principal.keyId, n);
       headers = {
         'x-ratelimit-limit-requests': String(verdict.limit),
