@@ -75,6 +75,18 @@ export function claimLine(claim: string): string {
   return claim.trimEnd().endsWith('?') ? `Question: ${claim}` : `Statement: ${claim}`;
 }
 
+/**
+ * A claim with what makes it true or false when the asker says (yes-no's when_true / when_false):
+ * the lines yes-no's branch asks, and a head of yes-no reads (src/heads/reading.ts).
+ */
+export function claimLines(claim: string, hints: { when_true?: string; when_false?: string } = {}): string {
+  return (
+    claimLine(claim) +
+    (hints.when_true ? `\nTrue when: ${hints.when_true}` : '') +
+    (hints.when_false ? `\nFalse when: ${hints.when_false}` : '')
+  );
+}
+
 function concat(a: Int32Array, b: Int32Array): Int32Array {
   const out = new Int32Array(a.length + b.length);
   out.set(a);

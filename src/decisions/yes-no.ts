@@ -4,7 +4,7 @@ import type { Engine, Session } from '../engine/engine.js';
 import { ERRORS } from '../errors.js';
 import { charsOf, type BilledBody } from './billing.js';
 import { calibration, platt } from './distribution.js';
-import { claimLine, Prompt } from './prompt.js';
+import { claimLines, Prompt } from './prompt.js';
 import { Reading } from './reading.js';
 import type { HeadDecider } from './head-decider.js';
 import type { Static } from '@sinclair/typebox';
@@ -45,7 +45,7 @@ export class YesNo {
 
   /** The branch that asks `statement` of a text after the reading's prefix. */
   branch(statement: string, hints: Hints = {}): Int32Array {
-    return this.reading.prompt.branch(`${claimLine(statement)}${hintLines(hints)}`);
+    return this.reading.prompt.branch(claimLines(statement, hints));
   }
 
   /** A statement's calibrated P(true) from its branch's log-probabilities of `options`. */
@@ -95,7 +95,7 @@ export class YesNo {
         text === undefined
           ? {
               prefix: this.withoutText.prefix(''),
-              branches: open.map((s) => this.withoutText.branch(`${claimLine(s)}${hintLines(hints)}`)),
+              branches: open.map((s) => this.withoutText.branch(claimLines(s, hints))),
               options: this.options,
             }
           : {
@@ -176,11 +176,4 @@ function hintsOf(input: Hints): Hints {
     ...(input.when_true ? { when_true: input.when_true } : {}),
     ...(input.when_false ? { when_false: input.when_false } : {}),
   };
-}
-
-function hintLines(hints: Hints): string {
-  return (
-    (hints.when_true ? `\nTrue when: ${hints.when_true}` : '') +
-    (hints.when_false ? `\nFalse when: ${hints.when_false}` : '')
-  );
 }

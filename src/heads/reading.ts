@@ -8,14 +8,13 @@
 // applied (heads.ts).
 import type { ScoreJob } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
-import { Classify } from '../decisions/classify.js';
+import { LabelJobs } from '../decisions/label-jobs.js';
 import type { Label } from '../decisions/labels.js';
-import { Prompt } from '../decisions/prompt.js';
+import { claimLines, Prompt } from '../decisions/prompt.js';
 import { Rate } from '../decisions/rate.js';
 import { Reading as DecisionReading } from '../decisions/reading.js';
 import { childrenOf, descriptionOf, leafPaths, type Tree } from '../decisions/tree-paths.js';
 import { checkQuestion, fieldWords, focusQuery, VERIFY_SYSTEM } from '../decisions/verify.js';
-import { YesNo } from '../decisions/yes-no.js';
 import type { Definition, Signature } from './signature.js';
 
 // Case variants of each yes-no answer share its probability mass, as in yes-no.ts.
@@ -38,8 +37,7 @@ export class HeadReader {
   private readonly reading: DecisionReading;
   private readonly hiddenSize: number;
   private readonly verify: Prompt;
-  private readonly yesNo: YesNo;
-  private readonly classify: Classify;
+  private readonly labels: LabelJobs;
   private readonly rate: Rate;
 
   constructor(
@@ -49,8 +47,7 @@ export class HeadReader {
     this.reading = new DecisionReading(engine);
     this.hiddenSize = engine.hiddenSize;
     this.verify = new Prompt(engine, VERIFY_SYSTEM);
-    this.yesNo = new YesNo(engine);
-    this.classify = new Classify(engine);
+    this.labels = new LabelJobs(this.reading);
     this.rate = new Rate(engine);
   }
 
@@ -120,9 +117,9 @@ export class HeadReader {
 
   /** The decision's own branch after the text. */
   private branch(d: SharedReadingDefinition): Int32Array {
-    if (d.capability === 'yes-no') return this.yesNo.branch(d.statement, d);
-    if (d.capability === 'classify') return this.classify.branch(d.labels);
-    return this.classify.branch(treeLabels(d.tree));
+    if (d.capability === 'yes-no') return this.reading.prompt.branch(claimLines(d.statement, d));
+    if (d.capability === 'classify') return this.labels.branch(d.labels);
+    return this.labels.branch(treeLabels(d.tree));
   }
 
   /**
