@@ -13,7 +13,7 @@ import { Refits } from '../feedback/refits.js';
 import { fitHeads, parseExamples, type LabelledLine, type SignatureReport } from '../heads/fit.js';
 import { modelSha256 } from '../models/identity.js';
 import { openEngine } from '../service.js';
-import { withStore, type Store } from '../store/store.js';
+import { openStore, withStore, type Store } from '../store/store.js';
 import { table } from './output.js';
 
 export const FIT_USAGE =
@@ -53,7 +53,14 @@ export async function fitCommand(args: string[]): Promise<number> {
     return 4;
   }
   const config = fitConfig();
-  return withStore(config.databaseUrl, (store) => fitAndPrint(config, store, examples, parsed.values.org ?? ''));
+  // The store opened and closed here rather than by withStore(), whose callback would bring the
+  // path back into this file from store.ts.
+  const store = await openStore(config.databaseUrl);
+  try {
+    return await fitAndPrint(config, store, examples, parsed.values.org ?? '');
+  } finally {
+    await store.close();
+  }
 }
 
 /**
