@@ -10,9 +10,8 @@ import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
 import type { Cost } from './classify.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
-import { Prompt } from './prompt.js';
+import { RateJobs } from './rate-job.js';
 import { shaped, textsOf } from './texts.js';
-import { Reader } from './windows.js';
 import type { HeadDecider } from './head-decider.js';
 import { optionsJob, type OptionReadout } from './option-readout.js';
 import type { Static } from '@sinclair/typebox';
@@ -26,20 +25,15 @@ export const RATE_READOUT_FILE = new URL('../../../src/decisions/readouts/rate.j
 /** The version of rate's reading, which what is fitted on it records (its readout). */
 export const RATE_READING_VERSION = 1;
 
-const SYSTEM = 'You rate texts on a scale. Reply with the level that fits best, nothing else.';
-const ASK = 'Which level of the scale fits the text? Reply with its words, not its number.';
-
 export class Rate {
-  private readonly prompt: Prompt;
-  private readonly reader: Reader;
+  private readonly jobs: RateJobs;
 
   constructor(
     engine: Engine,
     private readonly heads?: HeadDecider,
     private readonly readout?: OptionReadout,
   ) {
-    this.prompt = new Prompt(engine, SYSTEM);
-    this.reader = new Reader(engine);
+    this.jobs = new RateJobs(engine);
   }
 
   async run(input: RateInput, session: Session): Promise<BilledBody<RateResult | { results: RateResult[] }>> {
@@ -75,22 +69,10 @@ export class Rate {
         })),
       };
     }
-    const scored = await score(texts.map((text) => this.job(text, scale, question)));
+    const scored = await score(texts.map((text) => this.jobs.job(text, scale, question)));
     return {
       results: scored.map((r) => rated(scale, normalise(this.zeroShot(r, scale)))),
       cost: scored.map((r) => ({ promptTokens: r.promptTokens, decodeMs: r.decodeMs })),
-    };
-  }
-
-  /** The job that scores every level of `scale` for one text (a sample of it when it is long). */
-  job(text: string, scale: string[], question?: string): ScoreJob {
-    const numbered = scale.map((s, i) => `${i}: ${s}`).join('\n');
-    return {
-      prefix: this.prompt.prefix(
-        `Scale from 0 (lowest) to ${scale.length - 1} (highest):\n${numbered}\n\nText: ${this.reader.sample(text).text}\n\n`,
-      ),
-      branches: [this.prompt.branch(question === undefined ? ASK : `Question: ${question}\n${ASK}`)],
-      options: this.prompt.choices(scale),
     };
   }
 
@@ -115,16 +97,16 @@ export class Rate {
     question?: string,
   ): Promise<{ z: number[][]; first: ScoreResult[]; read: ScoreResult[] }> {
     const wholes = texts.map((t) => {
-      const job = this.job(t, scale, question);
+      const job = this.jobs.job(t, scale, question);
       return { job, whole: Int32Array.from([...job.prefix, ...job.branches[0]!]) };
     });
     const first = await score(
       wholes.map(({ job, whole }) => ({ ...job, prefix: whole.subarray(0, -1), branches: [whole.subarray(-1)] })),
     );
-    const levels = scale.map((s) => this.prompt.option(s));
+    const levels = scale.map((s) => this.jobs.prompt.option(s));
     const read = await score(
       wholes.map(({ whole }) => ({
-        ...optionsJob(whole, levels, this.prompt.endOfTurn(), layers[0]!),
+        ...optionsJob(whole, levels, this.jobs.prompt.endOfTurn(), layers[0]!),
         hiddenLayers: layers,
       })),
     );

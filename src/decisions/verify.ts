@@ -10,6 +10,7 @@ import { calibration, platt } from './distribution.js';
 import { numberIn } from './numbers.js';
 import { Prompt } from './prompt.js';
 import { Source } from './source.js';
+import { checkQuestion, fieldWords, focusQuery, VERIFY_SYSTEM } from './verify-question.js';
 import { Reader } from './windows.js';
 import { shaped, textsOf } from './texts.js';
 import type { HeadDecider } from './head-decider.js';
@@ -18,12 +19,6 @@ import type { VerifyRequest, VerifyResult as VerifyResultSchema } from '../api/v
 
 export type VerifyInput = Static<typeof VerifyRequest>;
 export type VerifyResult = Static<typeof VerifyResultSchema>;
-
-// One system prompt for both branches: finding the values and checking the given one. A fitted
-// head reads the check branch of this same prompt (src/heads/reading.ts), on the prefix just read.
-export const VERIFY_SYSTEM =
-  'You read a field from a text. Copy every value the text gives for the field, exact words from the text, ' +
-  'one per line; if the text gives no value for it, reply None. Asked a yes/no question, reply Yes or No.';
 
 export class Verify {
   private readonly prompt: Prompt;
@@ -105,21 +100,6 @@ function zeroShot(r: SpanResult, values: string[], value: string | number): numb
   const [yes, no] = r.firstLogprobs.subarray(2, 4); // the check branch: Yes, No
   const agreement = values.length === 0 ? 0 : values.some((v) => agrees(v, value)) ? 1 : -1;
   return platt(calibration.verify, yes! - no!, agreement);
-}
-
-/** The field as the prompts name it: its name, and its description in brackets. */
-export function fieldWords(field: { name: string; description?: string }): string {
-  return field.description ? `${field.name} (${field.description})` : field.name;
-}
-
-/** What a long text is read around: the windows most like "field: value". */
-export function focusQuery(field: string, value: string): string {
-  return `${field}: ${value}`;
-}
-
-/** The check branch: the value asked of the text for the field. */
-export function checkQuestion(field: string, value: string): string {
-  return `Yes or no: does the text give "${value}" as the ${field}?`;
 }
 
 /** A found span agrees with the value: as numbers when both carry one, else as normalised words. */

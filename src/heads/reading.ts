@@ -11,10 +11,10 @@ import type { Engine, Session } from '../engine/engine.js';
 import { LabelJobs } from '../decisions/label-jobs.js';
 import type { Label } from '../decisions/labels.js';
 import { claimLines, Prompt } from '../decisions/prompt.js';
-import { Rate } from '../decisions/rate.js';
+import { RateJobs } from '../decisions/rate-job.js';
 import { Reading as DecisionReading } from '../decisions/reading.js';
 import { childrenOf, descriptionOf, leafPaths, type Tree } from '../decisions/tree-paths.js';
-import { checkQuestion, fieldWords, focusQuery, VERIFY_SYSTEM } from '../decisions/verify.js';
+import { checkQuestion, fieldWords, focusQuery, VERIFY_SYSTEM } from '../decisions/verify-question.js';
 import type { Definition, Signature } from './signature.js';
 
 // Case variants of each yes-no answer share its probability mass, as in yes-no.ts.
@@ -38,7 +38,7 @@ export class HeadReader {
   private readonly hiddenSize: number;
   private readonly verify: Prompt;
   private readonly labels: LabelJobs;
-  private readonly rate: Rate;
+  private readonly rate: RateJobs;
 
   constructor(
     engine: Engine,
@@ -48,7 +48,7 @@ export class HeadReader {
     this.hiddenSize = engine.hiddenSize;
     this.verify = new Prompt(engine, VERIFY_SYSTEM);
     this.labels = new LabelJobs(this.reading);
-    this.rate = new Rate(engine);
+    this.rate = new RateJobs(engine);
   }
 
   /** Reads every text under one signature in `session`; `values`: verify's value per text. */

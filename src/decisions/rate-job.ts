@@ -1,0 +1,32 @@
+// rate's job: the scale, then the text, then the question asking for a level's words. rate.ts reads
+// with it, and so does a fitted head of rate (src/heads/reading.ts), so the head reads the text as
+// the route does without going through the route's decision.
+import type { ScoreJob } from '../binding.js';
+import type { Engine } from '../engine/engine.js';
+import { Prompt } from './prompt.js';
+import { Reader } from './windows.js';
+
+const SYSTEM = 'You rate texts on a scale. Reply with the level that fits best, nothing else.';
+const ASK = 'Which level of the scale fits the text? Reply with its words, not its number.';
+
+export class RateJobs {
+  readonly prompt: Prompt;
+  private readonly reader: Reader;
+
+  constructor(engine: Engine) {
+    this.prompt = new Prompt(engine, SYSTEM);
+    this.reader = new Reader(engine);
+  }
+
+  /** The job that scores every level of `scale` for one text (a sample of it when it is long). */
+  job(text: string, scale: string[], question?: string): ScoreJob {
+    const numbered = scale.map((s, i) => `${i}: ${s}`).join('\n');
+    return {
+      prefix: this.prompt.prefix(
+        `Scale from 0 (lowest) to ${scale.length - 1} (highest):\n${numbered}\n\nText: ${this.reader.sample(text).text}\n\n`,
+      ),
+      branches: [this.prompt.branch(question === undefined ? ASK : `Question: ${question}\n${ASK}`)],
+      options: this.prompt.choices(scale),
+    };
+  }
+}
