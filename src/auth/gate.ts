@@ -101,8 +101,7 @@ export class Gate {
     const { keys, limiter } = this.options;
     let headers: Record<string, string> = {};
     if (keys && limiter) {
-      const n = cost;
-      const verdict = await limiter.take(principal.keyId, n);
+      const verdict = await limiter.take(principal.keyId, cost);
       headers = {
         'x-ratelimit-limit-requests': String(verdict.limit),
         'x-ratelimit-remaining-requests': String(verdict.remaining),
@@ -110,11 +109,11 @@ export class Gate {
       };
       if (!verdict.allowed) {
         const message =
-          n > verdict.limit
-            ? `this request counts ${n} requests (one per item of texts, statements, questions or states), more than the limit of ${verdict.limit} per minute: split it`
-            : `rate limit of ${verdict.limit} requests per minute reached (this request counts ${n}); retry after ${verdict.resetSeconds} s`;
+          cost > verdict.limit
+            ? `this request counts ${cost} requests (one per item of texts, statements, questions or states), more than the limit of ${verdict.limit} per minute: split it`
+            : `rate limit of ${verdict.limit} requests per minute reached (this request counts ${cost}); retry after ${verdict.resetSeconds} s`;
         const retry: Record<string, string> =
-          n > verdict.limit ? { 'x-should-retry': 'false' } : { 'retry-after': String(verdict.resetSeconds) };
+          cost > verdict.limit ? { 'x-should-retry': 'false' } : { 'retry-after': String(verdict.resetSeconds) };
         throw ERRORS.rateLimitExceeded(message, { ...headers, ...retry });
       }
     }
