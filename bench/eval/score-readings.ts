@@ -1,0 +1,196 @@
+// Which reading a score keeps: the development sets' rate items and JevBench's score questions
+// (jevbench-240's base cases against its gold, as bench/eval/jevbench.ts scores them), each read
+// on the default model as `--readings` asks: `shipped` (rate with its trained readout over the
+// levels), `zero-shot` (rate's reading alone, the readout's input), `as-choice` (the level words
+// as classify's labels, the question after the text, classify's priors and re-reading),
+// `as-statements` (each level a yes-no statement over the shared reading, "The answer to
+// "<question>" is: <level>", the level with the highest P(true)) and `as-statements-scaled` (the
+// same with the scale listed before each statement). Prints exact-level accuracy (and, for the
+// development sets, within the item's tolerance) per source and reading; writes its run into
+// bench/results/score-readings.json with every item's probabilities.
+//
+//   node dist/bench/eval/score-readings.js [--per-domain 10] [--readings shipped,zero-shot,...] [--gold FILE]
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { execFileSync } from 'node:child_process';
+import { homedir } from 'node:os';
+import type { ScoreJob } from '../../src/binding.js';
+import { DEFAULTS, loadConfig } from '../../src/config.js';
+import { normalise } from '../../src/decisions/distribution.js';
+import { Classify } from '../../src/decisions/classify.js';
+import { OptionReadout } from '../../src/decisions/option-readout.js';
+import { Rate, RATE_READING_VERSION, RATE_READOUT_FILE } from '../../src/decisions/rate.js';
+import { render } from '../../src/decisions/questions.js';
+import { Engine } from '../../src/engine/engine.js';
+import { Reading } from '../../src/decisions/reading.js';
+import { YesNo } from '../../src/decisions/yes-no.js';
+import { claimLines } from '../../src/decisions/prompt.js';
+import { modelSha256 } from '../../src/models/identity.js';
+import { resolveModel, storeOptions } from '../../src/models/store.js';
+import { pythonClients } from '../../test/helpers/python-clients.js';
+import { decide, scoreRound } from '../../test/helpers/requests.js';
+import { devCases } from './dev-cases.js';
+import { recordRun } from '../harness.js';
+
+const { values } = parseArgs({
+  options: {
+    'per-domain': { type: 'string', default: '10' },
+    readings: { type: 'string', default: 'shipped,zero-shot,as-choice,as-statements,as-statements-scaled' },
+    gold: {
+      type: 'string',
+      default: join(
+        process.env.XDG_CACHE_HOME || join(homedir(), '.cache'),
+        'decision-machine-1',
+        'jevbench',
+        'gold.jsonl',
+      ),
+    },
+  },
+});
+
+interface Item {
+  id: string;
+  source: string;
+  text: string;
+  scale: string[];
+  question?: string;
+  gold: number;
+  tol: number;
+}
+
+const jsonl = <T>(file: string): T[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as T);
+
+function development(): Item[] {
+  return devCases<{ text: string; scale: string[] }, { level: number; tol?: number }>('rate').map((c) => ({
+    id: c.id,
+    source: `dev:${c.set}`,
+    text: c.req.text,
+    scale: c.req.scale,
+    gold: c.expect.level,
+    tol: c.expect.tol ?? 0,
+  }));
+}
+
+type Case = {
+  id: string;
+  domain: string;
+  state: string | object;
+  questions: Record<string, { type: string; instructions?: string; criteria: string[] }>;
+};
+function jevbench(perDomain: number): Item[] {
+  const python = pythonClients().python;
+  const pkg = execFileSync(python, ['-c', 'import jevbench, os; print(os.path.dirname(jevbench.__file__))'], {
+    encoding: 'utf8',
+  }).trim();
+  const gold = new Map(jsonl<{ id: string; gold: Record<string, unknown> }>(values.gold).map((g) => [g.id, g.gold]));
+  const seen = new Map<string, number>();
+  return jsonl<Case>(join(pkg, 'suites', 'jevbench-240', 'cases.jsonl')).flatMap((c) => {
+    const n = seen.get(c.domain) ?? 0;
+    seen.set(c.domain, n + 1);
+    if (n >= perDomain) return [];
+    return Object.entries(c.questions).flatMap(([id, q]) => {
+      const want = gold.get(c.id)?.[id];
+      if (q.type !== 'score' || typeof want !== 'number') return [];
+      return [
+        {
+          id: `${c.id}/${id}`,
+          source: 'jevbench',
+          text: render(c.state as string),
+          scale: q.criteria.map(render),
+          ...(q.instructions ? { question: render(q.instructions) } : {}),
+          gold: want,
+          tol: 0,
+        },
+      ];
+    });
+  });
+}
+
+const config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
+const modelPath = await resolveModel(config.model, { ...storeOptions(config), path: config.modelPath });
+const engine = await Engine.open({ ...config, modelPath, encoderPath: undefined });
+const readout = await OptionReadout.forModel(() => modelSha256(config), RATE_READOUT_FILE, RATE_READING_VERSION);
+if (!readout) throw new Error('no rate readout for this model');
+const rate = new Rate(engine);
+const classify = new Classify(engine);
+const score = (jobs: ScoreJob[]) => scoreRound(engine, jobs);
+
+const items = [...development(), ...jevbench(Number(values['per-domain']))];
+const READINGS = values.readings.split(',');
+type Picks = Record<string, number[]>;
+const yesNo = new YesNo(engine);
+const reading = new Reading(engine);
+/** Each level as a yes-no statement over the shared reading; P(true) per level, with or without the scale listed. */
+async function asStatements(item: Item): Promise<{ plain: number[]; scaled: number[] }> {
+  const claim = (level: string) =>
+    item.question ? `The answer to "${item.question}" is: ${level}` : `The text is best described as: ${level}`;
+  const scale = `Scale, lowest to highest: ${item.scale.join(' / ')}\n`;
+  const branches = [
+    ...item.scale.map((l) => reading.prompt.branch(claimLines(claim(l)))),
+    ...item.scale.map((l) => reading.prompt.branch(scale + claimLines(claim(l)))),
+  ];
+  const [r] = await score([{ prefix: reading.prefix(item.text), branches, options: yesNo.options }]);
+  const n = yesNo.options.length;
+  const p = branches.map((_, b) => yesNo.probability(r!.logprobs.subarray(b * n, (b + 1) * n)));
+  return { plain: p.slice(0, item.scale.length), scaled: p.slice(item.scale.length) };
+}
+const rows: { item: Item; p: Picks }[] = [];
+const started = performance.now();
+for (const [n, item] of items.entries()) {
+  const p: Picks = {};
+  if (READINGS.includes('shipped') || READINGS.includes('zero-shot')) {
+    const { z, read } = await rate.levelReadings(score, [item.text], item.scale, [readout.layer], item.question);
+    p.shipped = normalise(readout.scores(z[0]!, read[0]!));
+    p['zero-shot'] = normalise(z[0]!);
+  }
+  if (READINGS.includes('as-choice')) {
+    const labels = item.scale.map((name) => ({ name }));
+    const asked = item.question ? { question: item.question } : {};
+    const chosen = await decide(
+      engine,
+      { run: (_: null, s) => classify.classified(s, [item.text], labels, asked) },
+      null,
+    );
+    p['as-choice'] = item.scale.map((s) => chosen.results[0]!.scores[s] ?? 0);
+  }
+  if (READINGS.some((k) => k.startsWith('as-statements'))) {
+    const { plain, scaled } = await asStatements(item);
+    p['as-statements'] = plain;
+    p['as-statements-scaled'] = scaled;
+  }
+  rows.push({ item, p });
+  if (n % 20 === 19)
+    console.error(`${n + 1} of ${items.length} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+}
+await engine.close();
+
+const argmax = (xs: number[]) => xs.indexOf(Math.max(...xs));
+const sources = [...new Set(items.map((i) => i.source))];
+const table = sources.map((source) => {
+  const mine = rows.filter((r) => r.item.source === source);
+  const cell = (k: keyof Picks) => {
+    const exact = mine.filter((r) => argmax(r.p[k]) === r.item.gold).length / mine.length;
+    const within = mine.filter((r) => Math.abs(argmax(r.p[k]) - r.item.gold) <= r.item.tol).length / mine.length;
+    return { exact, within };
+  };
+  return { source, items: mine.length, ...Object.fromEntries(READINGS.map((k) => [k, cell(k)])) };
+});
+console.log(`| source | items | ${READINGS.map((k) => `${k} exact / within tol`).join(' | ')} |`);
+console.log(`|---|---|${READINGS.map(() => '---|').join('')}`);
+for (const row of table) {
+  const r = row as unknown as Record<string, { exact: number; within: number }>;
+  console.log(
+    `| ${row.source} | ${row.items} | ${READINGS.map((k) => `${(100 * r[k]!.exact).toFixed(1)} / ${(100 * r[k]!.within).toFixed(1)}`).join(' | ')} |`,
+  );
+}
+recordRun('score-readings', {
+  date: new Date().toISOString(),
+  perDomain: Number(values['per-domain']),
+  table,
+  items: rows.map((r) => ({ id: r.item.id, source: r.item.source, gold: r.item.gold, p: r.p })),
+});
