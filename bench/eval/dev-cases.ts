@@ -29,3 +29,25 @@ export function devCases<Req, Expect>(cap: string, folder = SHARED_EVAL): DevCas
       .map((c) => ({ id: c.id, set: c.set ?? basename(file, '.jsonl'), req: c.req, expect: c.expect })),
   );
 }
+
+/** A development rate item as the rate benches read it: the gold level and how far off still counts. */
+export interface DevRateItem {
+  id: string;
+  source: string; // `dev:<set>`
+  text: string;
+  scale: string[];
+  gold: number;
+  tol: number;
+}
+
+/** The development sets' rate items. */
+export function devRateItems(folder = SHARED_EVAL): DevRateItem[] {
+  return devCases<{ text: string; scale: string[] }, { level: number; tol?: number }>('rate', folder).map((c) => ({
+    id: c.id,
+    source: `dev:${c.set}`,
+    text: c.req.text,
+    scale: c.req.scale,
+    gold: c.expect.level,
+    tol: c.expect.tol ?? 0,
+  }));
+}

@@ -30,7 +30,7 @@ import { modelSha256 } from '../../src/models/identity.js';
 import { resolveModel, storeOptions } from '../../src/models/store.js';
 import { pythonClients } from '../../test/helpers/python-clients.js';
 import { decide, scoreRound } from '../../test/helpers/requests.js';
-import { devCases } from './dev-cases.js';
+import { devRateItems, type DevRateItem } from './dev-cases.js';
 import { recordRun } from '../harness.js';
 
 const { values } = parseArgs({
@@ -49,14 +49,9 @@ const { values } = parseArgs({
   },
 });
 
-interface Item {
-  id: string;
-  source: string;
-  text: string;
-  scale: string[];
+/** A rate item, or a JevBench score question with its instructions as the question. */
+interface Item extends DevRateItem {
   question?: string;
-  gold: number;
-  tol: number;
 }
 
 const jsonl = <T>(file: string): T[] =>
@@ -64,17 +59,6 @@ const jsonl = <T>(file: string): T[] =>
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as T);
-
-function development(): Item[] {
-  return devCases<{ text: string; scale: string[] }, { level: number; tol?: number }>('rate').map((c) => ({
-    id: c.id,
-    source: `dev:${c.set}`,
-    text: c.req.text,
-    scale: c.req.scale,
-    gold: c.expect.level,
-    tol: c.expect.tol ?? 0,
-  }));
-}
 
 type Case = {
   id: string;
@@ -120,7 +104,7 @@ const rate = new Rate(engine);
 const classify = new Classify(engine);
 const score = (jobs: ScoreJob[]) => scoreRound(engine, jobs);
 
-const items = [...development(), ...jevbench(Number(values['per-domain']))];
+const items: Item[] = [...devRateItems(), ...jevbench(Number(values['per-domain']))];
 const READINGS = values.readings.split(',');
 type Picks = Record<string, number[]>;
 const yesNo = new YesNo(engine);

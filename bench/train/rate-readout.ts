@@ -19,7 +19,7 @@
 //   node dist/bench/train/rate-readout.js [--per-source 120] [--penalties 0.3,1,10] [--seed 1] [--report]
 //       [--eval ../shared/eval (the development sets' folder; from a worktree, /work/shared/eval)]
 //       [--out src/decisions/readouts/rate.json]
-import { devCases, SHARED_EVAL } from '../eval/dev-cases.js';
+import { devRateItems, SHARED_EVAL } from '../eval/dev-cases.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { FeatureCache } from './feature-cache.js';
 import { dirname } from 'node:path';
@@ -36,7 +36,7 @@ import { ece } from '../eval/metrics.js';
 import { DECAYING, fitReadout, type FittedReadout, type Item } from '../../src/heads/readout-fit.js';
 import { vader } from '../../test/helpers/training-data.js';
 import { scoreRound } from '../../test/helpers/requests.js';
-import { LAYERS, MARGIN, SCALES, SMALL_REFIT, sample, type Asked } from '../../test/helpers/rate-items.js';
+import { LAYERS, MARGIN, SCALES, SMALL_REFIT, sample } from '../../test/helpers/rate-items.js';
 import { recordRun, ROOT as root } from '../harness.js';
 
 const { values } = parseArgs({
@@ -52,23 +52,15 @@ const { values } = parseArgs({
 const perSource = Number(values['per-source']);
 const penalties = values.penalties.split(',').map(Number);
 const seed = Number(values.seed);
-/** The development sets' rate items: reported on, never fitted on. */
-function development(): Asked[] {
-  return devCases<{ text: string; scale: string[] }, { level: number; tol?: number }>('rate', values.eval).map((c) => ({
-    id: c.id,
-    source: `dev:${c.set}`,
-    text: c.req.text,
-    scale: c.req.scale,
-    gold: c.expect.level,
-    tol: c.expect.tol ?? 0,
-  }));
-}
 
 const config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
 const modelPath = await resolveModel(config.model, { ...storeOptions(config), path: config.modelPath });
 const model = await modelSha256(config);
 const sets = await vader();
-const asked = [...sets.flatMap((s, k) => sample(s, k, perSource, seed)), ...(values.report ? development() : [])];
+const asked = [
+  ...sets.flatMap((s, k) => sample(s, k, perSource, seed)),
+  ...(values.report ? devRateItems(values.eval) : []),
+];
 const tolerance = new Map(asked.map((a) => [a.id, a.tol]));
 
 // What was read of each item: Item's fields, its hidden state holding LAYERS.length rows of dim per level.
