@@ -8,15 +8,15 @@
 // docs/jevbench.md beside the leaderboard's rows.
 //
 //   node dist/bench/eval/jevbench.js [--per-domain N] [--coherence] [--gold FILE]
-import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, homedir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../src/config.js';
 import { openService } from '../../src/service.js';
 import { pythonClients, run } from '../../test/helpers/python-clients.js';
+import { baseCases, gold, GOLD } from './jevbench-cases.js';
 import { post, recordRun, ROOT as root, serveService } from '../harness.js';
 
 const { values } = parseArgs({
@@ -25,13 +25,6 @@ const { values } = parseArgs({
     coherence: { type: 'boolean', default: false },
     gold: { type: 'string' },
   },
-});
-
-// The gold answers at the commit the leaderboard of release 0.1.0 was scored on.
-const GOLD = Object.freeze({
-  url: 'https://raw.githubusercontent.com/JevBench/jevbench/1a3a115105872691137f6c7a7bcc83be95d7ebac/data/gold.jsonl',
-  sha256: '25438a91d951ccc97fa05cc796fd74fec75f34ceae39c347f4e4ba6d4e3fe83a',
-  cache: join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'decision-machine-1', 'jevbench', 'gold.jsonl'),
 });
 
 // The leaderboard's rows (jevbench.github.io, release 0.1.0): coherence, its five dimensions, accuracy.
@@ -45,12 +38,6 @@ const LEADERBOARD = [
   ['Laya (encoder)', '421M', 56.5, 52.5, 100, 16.4, 67.9, 45.8, 70.8],
 ] as const;
 
-interface Case {
-  id: string;
-  domain: string;
-  state: unknown;
-  questions: Record<string, { type: 'noul' | 'choice' | 'score' }>;
-}
 type Answer = { type: 'noul'; noul: number } | { type: 'choice' | 'score'; probabilities: Record<string, number> };
 
 /** The share of credit an answer earns against the gold: the argmax, ties shared. */
@@ -65,40 +52,10 @@ export function credit(answer: Answer, gold: boolean | string | number): number 
   return best.includes(String(gold)) ? 1 / best.length : 0;
 }
 
-function goldFile(): string {
-  if (values.gold) return values.gold;
-  if (!existsSync(GOLD.cache)) {
-    mkdirSync(join(GOLD.cache, '..'), { recursive: true });
-    execFileSync('curl', ['-fsSL', '-o', GOLD.cache, GOLD.url], { stdio: 'inherit' });
-  }
-  const sha = createHash('sha256').update(readFileSync(GOLD.cache)).digest('hex');
-  if (sha !== GOLD.sha256) throw new Error(`${GOLD.cache}: sha256 ${sha}, expected ${GOLD.sha256}`);
-  return GOLD.cache;
-}
-
-const jsonl = <T>(file: string): T[] =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as T);
-
 const clients = pythonClients();
-const suites = join(
-  execFileSync(clients.python, ['-c', 'import jevbench, os; print(os.path.dirname(jevbench.__file__))'], {
-    encoding: 'utf8',
-  }).trim(),
-  'suites',
-);
-const gold = new Map(
-  jsonl<{ id: string; gold: Record<string, boolean | string | number> }>(goldFile()).map((g) => [g.id, g.gold]),
-);
+const golds = gold(values.gold);
 const perDomain = values['per-domain'] ? Number(values['per-domain']) : Infinity;
-const seen = new Map<string, number>();
-const cases = jsonl<Case>(join(suites, 'jevbench-240', 'cases.jsonl')).filter((c) => {
-  const n = seen.get(c.domain) ?? 0;
-  seen.set(c.domain, n + 1);
-  return n < perDomain;
-});
+const cases = baseCases(perDomain);
 
 const config = loadConfig(process.env, { port: 0, logLevel: 'silent', audio: 'off' });
 const server = await serveService(await openService(config), config);
@@ -118,7 +75,7 @@ for (const [n, c] of cases.entries()) {
   seconds.push((performance.now() - started) / 1000);
   answered.push({ id: c.id, answers });
   for (const [id, q] of Object.entries(c.questions)) {
-    const want = gold.get(c.id)?.[id];
+    const want = golds.get(c.id)?.[id];
     if (want === undefined || want === 'unknown') continue;
     const got = credit(answers[id]!, want);
     for (const t of [byKind[q.type]!, (byDomain[c.domain] ??= tally()), all]) {

@@ -10,11 +10,7 @@
 // bench/results/score-readings.json with every item's probabilities.
 //
 //   node dist/bench/eval/score-readings.js [--per-domain 10] [--readings shipped,zero-shot,...] [--gold FILE]
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { execFileSync } from 'node:child_process';
-import { homedir } from 'node:os';
 import type { ScoreJob } from '../../src/binding.js';
 import { DEFAULTS, loadConfig } from '../../src/config.js';
 import { normalise } from '../../src/decisions/distribution.js';
@@ -22,30 +18,23 @@ import { Classify } from '../../src/decisions/classify.js';
 import { OptionReadout } from '../../src/decisions/option-readout.js';
 import { Rate, RATE_READING_VERSION, RATE_READOUT_FILE } from '../../src/decisions/rate.js';
 import { render } from '../../src/decisions/questions.js';
+import type { Content } from '../../src/api/systemone.js';
 import { Engine } from '../../src/engine/engine.js';
 import { Reading } from '../../src/decisions/reading.js';
 import { YesNo } from '../../src/decisions/yes-no.js';
 import { claimLines } from '../../src/decisions/prompt.js';
 import { modelSha256 } from '../../src/models/identity.js';
 import { resolveModel, storeOptions } from '../../src/models/store.js';
-import { pythonClients } from '../../test/helpers/python-clients.js';
 import { decide, scoreRound } from '../../test/helpers/requests.js';
 import { devRateItems, type DevRateItem } from './dev-cases.js';
+import { baseCases, gold } from './jevbench-cases.js';
 import { recordRun } from '../harness.js';
 
 const { values } = parseArgs({
   options: {
     'per-domain': { type: 'string', default: '10' },
     readings: { type: 'string', default: 'shipped,zero-shot,as-choice,as-statements,as-statements-scaled' },
-    gold: {
-      type: 'string',
-      default: join(
-        process.env.XDG_CACHE_HOME || join(homedir(), '.cache'),
-        'decision-machine-1',
-        'jevbench',
-        'gold.jsonl',
-      ),
-    },
+    gold: { type: 'string' },
   },
 });
 
@@ -54,45 +43,27 @@ interface Item extends DevRateItem {
   question?: string;
 }
 
-const jsonl = <T>(file: string): T[] =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as T);
-
-type Case = {
-  id: string;
-  domain: string;
-  state: string | object;
-  questions: Record<string, { type: string; instructions?: string; criteria: string[] }>;
-};
+/** The score questions of the first `perDomain` cases of each domain that the gold gives a level. */
 function jevbench(perDomain: number): Item[] {
-  const python = pythonClients().python;
-  const pkg = execFileSync(python, ['-c', 'import jevbench, os; print(os.path.dirname(jevbench.__file__))'], {
-    encoding: 'utf8',
-  }).trim();
-  const gold = new Map(jsonl<{ id: string; gold: Record<string, unknown> }>(values.gold).map((g) => [g.id, g.gold]));
-  const seen = new Map<string, number>();
-  return jsonl<Case>(join(pkg, 'suites', 'jevbench-240', 'cases.jsonl')).flatMap((c) => {
-    const n = seen.get(c.domain) ?? 0;
-    seen.set(c.domain, n + 1);
-    if (n >= perDomain) return [];
-    return Object.entries(c.questions).flatMap(([id, q]) => {
-      const want = gold.get(c.id)?.[id];
+  const golds = gold(values.gold);
+  return baseCases(perDomain).flatMap((c) =>
+    Object.entries(c.questions).flatMap(([id, q]) => {
+      const want = golds.get(c.id)?.[id];
       if (q.type !== 'score' || typeof want !== 'number') return [];
+      const question = q.instructions == null ? undefined : render(q.instructions as Content);
       return [
         {
           id: `${c.id}/${id}`,
           source: 'jevbench',
-          text: render(c.state as string),
-          scale: q.criteria.map(render),
-          ...(q.instructions ? { question: render(q.instructions) } : {}),
+          text: render(c.state as Content),
+          scale: (q.criteria as Content[]).map(render),
+          ...(question ? { question } : {}),
           gold: want,
           tol: 0,
         },
       ];
-    });
-  });
+    }),
+  );
 }
 
 const config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });
