@@ -142,3 +142,12 @@ export function recordRun(name: string, report: object, { env = [] }: { env?: st
   };
   writeFileSync(file, `${JSON.stringify({ runs }, null, 2)}\n`);
 }
+
+/** The runs recordRun kept under `name`, as recorded (a report from before runs were kept: one run). */
+export function recordedRuns(name: string): unknown[] {
+  const file = `${RESULTS}${name}.json`;
+  if (!existsSync(file)) return [];
+  const old = JSON.parse(readFileSync(file, 'utf8')) as { runs?: unknown };
+  const kept = old.runs !== null && typeof old.runs === 'object' && !Array.isArray(old.runs);
+  return kept ? Object.values(old.runs as Record<string, unknown>) : [old];
+}
