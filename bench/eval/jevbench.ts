@@ -2,10 +2,11 @@
 // Accuracy: each jevbench-240 case's base request (its state and questions as the package ships
 // them) against JevBench's gold (data/gold.jsonl of its repository at a pinned commit, checked by
 // sha256; answers the gold calls "unknown" left out), scored as the leaderboard scores it: the
-// argmax, ties shared; by kind and by domain. Coherence (--coherence, instead of accuracy):
-// `jevbench eval` on jevbench-mini (1,248 requests, several hours on 2 cores), all of it or the
-// dimensions named, resumable through its request cache in .cache/jevbench/, which keeps the
-// answers of each version of what decides them (src/, native/, the build's pins, the model) apart.
+// argmax, ties shared; by kind and by domain (all 240 cases: about 80 min on 2 cores). Coherence
+// (--coherence, instead of accuracy): `jevbench eval` on jevbench-mini (1,248 requests by its manifest, about five
+// hours on 2 cores), all of it or the dimensions named. Both resume where a stopped run left off:
+// the answers are kept in .cache/jevbench/ under a revision of what decides them (src/, native/,
+// the build's pins, the model), so a commit that changes none of them keeps them.
 // Writes its run into bench/results/jevbench.json, and docs/jevbench.md from the latest runs: the
 // accuracy and each dimension beside the leaderboard's rows.
 //
@@ -14,7 +15,7 @@
 //   node dist/bench/eval/jevbench.js --doc        docs/jevbench.md again from the recorded runs
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -70,21 +71,42 @@ const doc = jevbenchDoc(recordedRuns('jevbench'));
 writeFileSync(join(root, 'docs', 'jevbench.md'), doc);
 console.log(doc);
 
-/** Each base case's answers against the gold, by kind and by domain. */
+/**
+ * Each base case's answers against the gold, by kind and by domain. The cases go round the domains
+ * (the first of each, then the second, ...), and each one's answers are kept under the revision
+ * (.cache/jevbench/answers/), with the seconds it took when it was asked: a stopped run resumes,
+ * and a smaller --per-domain is read from what a larger one asked.
+ */
 async function accuracy(): Promise<Omit<AccuracyRun, 'date'> & { answers: unknown[] }> {
   const golds = gold(values.gold);
   const perDomain = values['per-domain'] ? Number(values['per-domain']) : Infinity;
-  const cases = baseCases(perDomain);
+  const rank = new Map<string, number>();
+  const cases = baseCases(perDomain)
+    .map((c) => {
+      const r = rank.get(c.domain) ?? 0;
+      rank.set(c.domain, r + 1);
+      return { c, r };
+    })
+    .sort((a, b) => a.r - b.r)
+    .map(({ c }) => c);
+  const kept = join(root, '.cache', 'jevbench', 'answers', revision());
+  mkdirSync(kept, { recursive: true });
   const byKind: Record<string, Tally> = { noul: tally(), choice: tally(), score: tally() };
   const byDomain: Record<string, Tally> = {};
   const all = tally();
   const seconds: number[] = [];
   const answered: { id: string; answers: Record<string, Answer> }[] = [];
   for (const [n, c] of cases.entries()) {
-    const started = performance.now();
-    const res = await post(url, { model: 'decision-machine-1', state: c.state, questions: c.questions });
-    const { answers } = res.json<{ answers: Record<string, Answer> }>();
-    seconds.push((performance.now() - started) / 1000);
+    const file = join(kept, `${c.id}.json`);
+    if (!existsSync(file)) {
+      const started = performance.now();
+      const res = await post(url, { model: 'decision-machine-1', state: c.state, questions: c.questions });
+      const { answers } = res.json<{ answers: Record<string, Answer> }>();
+      writeFileSync(file, JSON.stringify({ answers, seconds: (performance.now() - started) / 1000 }));
+    }
+    const asked = JSON.parse(readFileSync(file, 'utf8')) as { answers: Record<string, Answer>; seconds: number };
+    const { answers } = asked;
+    seconds.push(asked.seconds);
     answered.push({ id: c.id, answers });
     for (const [id, q] of Object.entries(c.questions)) {
       const want = golds.get(c.id)?.[id];
