@@ -2,13 +2,13 @@
 // Accuracy: each jevbench-240 case's base request (its state and questions as the package ships
 // them) against JevBench's gold (data/gold.jsonl of its repository at a pinned commit, checked by
 // sha256; answers the gold calls "unknown" left out), scored as the leaderboard scores it: the
-// argmax, ties shared; by kind and by domain (all 240 cases: about 80 min on 2 cores). Coherence
-// (--coherence, instead of accuracy): `jevbench eval` on jevbench-mini (1,248 requests by its manifest, about five
-// hours on 2 cores), all of it or the dimensions named. Both resume where a stopped run left off:
-// the answers are kept in .cache/jevbench/ under a revision of what decides them (src/, native/,
-// the build's pins, the model), so a commit that changes none of them keeps them.
-// Writes its run into bench/results/jevbench.json, and docs/jevbench.md from the latest runs: the
-// accuracy and each dimension beside the leaderboard's rows.
+// argmax, ties shared; by kind and by domain (all 240 cases: about 80 min on 2 cores).
+// Coherence (--coherence, instead of accuracy): `jevbench eval` on jevbench-mini (1,248 requests
+// by its manifest, about five hours on 2 cores), all of it or the dimensions named. Both resume
+// where a stopped run left off: the answers are kept in .cache/jevbench/ under a revision of what
+// decides them (src/, native/, the build's pins, the model), so a commit that changes none of them
+// keeps them. Writes its run into bench/results/jevbench.json, and docs/jevbench.md from the
+// latest runs: the accuracy and each dimension beside the leaderboard's rows.
 //
 //   node dist/bench/eval/jevbench.js [--per-domain N] [--gold FILE]
 //   node dist/bench/eval/jevbench.js --coherence [--dimensions BAT,CHO] [--concurrency N]
