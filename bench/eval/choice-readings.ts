@@ -25,7 +25,7 @@ import { Engine, type Session } from '../../src/engine/engine.js';
 import { resolveModel, storeOptions } from '../../src/models/store.js';
 import { decide, scoreRound } from '../../test/helpers/requests.js';
 import { devCases } from './dev-cases.js';
-import { baseCases, gold } from './jevbench-cases.js';
+import { goldQuestions } from './jevbench-cases.js';
 import { recordRun } from '../harness.js';
 
 const { values } = parseArgs({
@@ -65,28 +65,12 @@ function devItems(limit: number): Item[] {
 
 /** The choice questions of the first `perDomain` cases of each domain that the gold gives an option. */
 function jevbench(perDomain: number): Item[] {
-  const golds = gold(values.gold);
-  return baseCases(perDomain).flatMap((c) =>
-    Object.entries(c.questions).flatMap(([id, q]) => {
-      const want = golds.get(c.id)?.[id];
-      if (q.type !== 'choice' || typeof want !== 'string' || want === 'unknown') return [];
-      const question = q.instructions == null ? undefined : render(q.instructions as Content);
-      const criteria = q.criteria as Record<string, Content | null>;
-      const labels = labelsOf(
-        Object.fromEntries(Object.entries(criteria).map(([k, d]) => [k, d == null ? '' : render(d)])),
-      );
-      return [
-        {
-          id: `${c.id}/${id}`,
-          source: 'jevbench',
-          text: render(c.state as Content),
-          labels,
-          ...(question ? { question } : {}),
-          gold: want,
-        },
-      ];
-    }),
-  );
+  return goldQuestions('choice', perDomain, values.gold).flatMap((q) => {
+    if (typeof q.gold !== 'string') return [];
+    const criteria = q.criteria as Record<string, Content | null>;
+    const described = Object.entries(criteria).map(([k, d]) => [k, d == null ? '' : render(d)]);
+    return [{ ...q, source: 'jevbench', labels: labelsOf(Object.fromEntries(described)), gold: q.gold }];
+  });
 }
 
 const config = loadConfig(process.env, {}, { ...DEFAULTS, audio: 'off' });

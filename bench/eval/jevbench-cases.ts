@@ -7,6 +7,8 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { pythonClients } from '../../test/helpers/python-clients.js';
+import type { Content } from '../../src/api/systemone.js';
+import { render } from '../../src/decisions/questions.js';
 
 export const GOLD = Object.freeze({
   url: 'https://raw.githubusercontent.com/JevBench/jevbench/1a3a115105872691137f6c7a7bcc83be95d7ebac/data/gold.jsonl',
@@ -58,4 +60,34 @@ export function baseCases(perDomain: number): Case[] {
     seen.set(c.domain, n + 1);
     return n < perDomain;
   });
+}
+
+/** A question of a base case that the gold answers: its id `case/question`, the state and the question as read. */
+export interface GoldQuestion {
+  id: string;
+  text: string;
+  question?: string;
+  criteria: unknown;
+  gold: boolean | string | number;
+}
+
+/** The `type` questions of the first `perDomain` cases of each domain that the gold answers (not "unknown"). */
+export function goldQuestions(type: 'noul' | 'choice' | 'score', perDomain: number, goldFile?: string): GoldQuestion[] {
+  const golds = gold(goldFile);
+  return baseCases(perDomain).flatMap((c) =>
+    Object.entries(c.questions).flatMap(([id, q]) => {
+      const want = golds.get(c.id)?.[id];
+      if (q.type !== type || want === undefined || want === 'unknown') return [];
+      const question = q.instructions == null ? undefined : render(q.instructions as Content);
+      return [
+        {
+          id: `${c.id}/${id}`,
+          text: render(c.state as Content),
+          ...(question ? { question } : {}),
+          criteria: q.criteria,
+          gold: want,
+        },
+      ];
+    }),
+  );
 }

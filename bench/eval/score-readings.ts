@@ -27,7 +27,7 @@ import { modelSha256 } from '../../src/models/identity.js';
 import { resolveModel, storeOptions } from '../../src/models/store.js';
 import { decide, scoreRound } from '../../test/helpers/requests.js';
 import { devRateItems, type DevRateItem } from './dev-cases.js';
-import { baseCases, gold } from './jevbench-cases.js';
+import { goldQuestions } from './jevbench-cases.js';
 import { recordRun } from '../harness.js';
 
 const { values } = parseArgs({
@@ -45,24 +45,10 @@ interface Item extends DevRateItem {
 
 /** The score questions of the first `perDomain` cases of each domain that the gold gives a level. */
 function jevbench(perDomain: number): Item[] {
-  const golds = gold(values.gold);
-  return baseCases(perDomain).flatMap((c) =>
-    Object.entries(c.questions).flatMap(([id, q]) => {
-      const want = golds.get(c.id)?.[id];
-      if (q.type !== 'score' || typeof want !== 'number') return [];
-      const question = q.instructions == null ? undefined : render(q.instructions as Content);
-      return [
-        {
-          id: `${c.id}/${id}`,
-          source: 'jevbench',
-          text: render(c.state as Content),
-          scale: (q.criteria as Content[]).map(render),
-          ...(question ? { question } : {}),
-          gold: want,
-          tol: 0,
-        },
-      ];
-    }),
+  return goldQuestions('score', perDomain, values.gold).flatMap((q) =>
+    typeof q.gold !== 'number'
+      ? []
+      : [{ ...q, source: 'jevbench', scale: (q.criteria as Content[]).map(render), gold: q.gold, tol: 0 }],
   );
 }
 
