@@ -7,11 +7,13 @@
 // by its manifest, about five hours on 2 cores), all of it or the dimensions named. Both resume
 // where a stopped run left off: the answers are kept in .cache/jevbench/ under a revision of what
 // decides them (src/, native/, the build's pins, the model), so a commit that changes none of them
-// keeps them. Writes its run into bench/results/jevbench.json, and docs/jevbench.md from the
+// keeps them. jevbench keys its request cache on the URL too, so the coherence run serves on a fixed
+// port (--port), and the base requests the accuracy run answered under the same revision are put in
+// that cache before it starts (the same request, so the same answers). Writes its run into bench/results/jevbench.json, and docs/jevbench.md from the
 // latest runs: the accuracy and each dimension beside the leaderboard's rows.
 //
 //   node dist/bench/eval/jevbench.js [--per-domain N] [--gold FILE]
-//   node dist/bench/eval/jevbench.js --coherence [--dimensions BAT,CHO] [--concurrency N]
+//   node dist/bench/eval/jevbench.js --coherence [--dimensions BAT,CHO] [--concurrency N] [--port 8791]
 //   node dist/bench/eval/jevbench.js --doc        docs/jevbench.md again from the recorded runs
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -32,6 +34,7 @@ const { values } = parseArgs({
     coherence: { type: 'boolean', default: false },
     dimensions: { type: 'string' },
     concurrency: { type: 'string' },
+    port: { type: 'string', default: '8791' },
     gold: { type: 'string' },
     doc: { type: 'boolean', default: false },
   },
@@ -54,7 +57,11 @@ export function credit(answer: Answer, gold: boolean | string | number): number 
 const tally = () => ({ right: 0, of: 0 });
 
 const clients = pythonClients();
-const config = loadConfig(process.env, { port: 0, logLevel: 'silent', audio: 'off' });
+const config = loadConfig(process.env, {
+  port: values.coherence ? Number(values.port) : 0,
+  logLevel: 'silent',
+  audio: 'off',
+});
 const machine = `${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${cpus().length} cores`;
 let url = '';
 if (!values.doc) {
@@ -137,6 +144,8 @@ async function coherence(): Promise<Omit<CoherenceRun, 'date'>> {
   const rev = revision();
   const out = join(cache, `mini-${rev}-${values.dimensions ?? 'all'}.json`);
   mkdirSync(cache, { recursive: true });
+  const seeded = seedBases(join(cache, 'requests'), rev);
+  if (seeded > 0) console.error(`${seeded} base requests put in the request cache from the accuracy run`);
   const args = [
     ...['eval', '--url', url, '--model', 'decision-machine-1', '--revision', rev, '--suite', 'jevbench-mini'],
     ...(values.dimensions ? ['--dimensions', values.dimensions] : []),
@@ -174,6 +183,33 @@ async function coherence(): Promise<Omit<CoherenceRun, 'date'>> {
       printed,
     },
   };
+}
+
+/**
+ * Puts each base request the accuracy run answered under revision `rev` into jevbench's request
+ * cache for this URL, keyed by jevbench's own executor (its key is over the case as jevbench parses
+ * it). Returns how many it put; a request already cached is left as it is.
+ */
+function seedBases(requests: string, rev: string): number {
+  const answered = join(root, '.cache', 'jevbench', 'answers', rev);
+  if (!existsSync(answered)) return 0;
+  const script = `
+import json, os, sys
+import jevbench as jb
+from jevbench.backends import Executor
+url, rev, requests, answered = sys.argv[1:]
+executor = Executor(jb.systemone(url, "decision-machine-1", revision=rev), cache_dir=requests)
+put = 0
+for case in jb.load_suite("jevbench-mini").cases:
+    file = os.path.join(answered, case.id + ".json")
+    key = executor._path(case.state, case.questions, 0)
+    if os.path.exists(file) and not key.exists():
+        with open(file, encoding="utf-8") as f:
+            executor._store(key, json.load(f)["answers"])
+        put += 1
+print(put)
+`;
+  return Number(execFileSync(clients.python, ['-c', script, url, rev, requests, answered], { encoding: 'utf8' }).trim());
 }
 
 /**

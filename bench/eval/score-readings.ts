@@ -13,9 +13,9 @@
 import { parseArgs } from 'node:util';
 import type { ScoreJob } from '../../src/binding.js';
 import { DEFAULTS, loadConfig } from '../../src/config.js';
-import { normalise } from '../../src/decisions/distribution.js';
+import { calibration, normalise, temperature } from '../../src/decisions/distribution.js';
 import { Classify } from '../../src/decisions/classify.js';
-import { OptionReadout } from '../../src/decisions/option-readout.js';
+import { OptionReadout, optionsJob } from '../../src/decisions/option-readout.js';
 import { Rate, RATE_READING_VERSION, RATE_READOUT_FILE } from '../../src/decisions/rate.js';
 import { render } from '../../src/decisions/questions.js';
 import type { Content } from '../../src/api/systemone.js';
@@ -80,14 +80,37 @@ async function asStatements(item: Item): Promise<{ plain: number[]; scaled: numb
   const p = branches.map((_, b) => yesNo.probability(r!.logprobs.subarray(b * n, (b + 1) * n)));
   return { plain: p.slice(0, item.scale.length), scaled: p.slice(item.scale.length) };
 }
+/** Rate's zero-shot reading and readout with the scale after the shared reading of the text. */
+async function shared(item: Item): Promise<{ z: number[]; readout: number[] }> {
+  const numbered = item.scale.map((s, i) => `${i}: ${s}`).join('\n');
+  const ask = 'Which level of the scale fits the text? Reply with its words, not its number.';
+  const prompt = [
+    ...reading.prefix(item.text),
+    ...reading.branch(`Scale from 0 (lowest) to ${item.scale.length - 1} (highest):\n${numbered}\n${ask}`, item.question),
+  ];
+  const whole = Int32Array.from(prompt);
+  const options = reading.prompt.choices(item.scale);
+  const [first] = await score([{ prefix: whole.subarray(0, -1), branches: [whole.subarray(-1)], options }]);
+  const t = temperature(calibration.rate, item.scale.length);
+  const z = Array.from(first!.logprobs, (x) => x / t);
+  const levels = item.scale.map((s) => reading.prompt.option(s));
+  const [read] = await score([
+    { ...optionsJob(whole, levels, reading.prompt.endOfTurn(), readout!.layer), hiddenLayers: [readout!.layer] },
+  ]);
+  return { z: normalise(z), readout: normalise(readout!.scores(z, read!)) };
+}
 const rows: { item: Item; p: Picks }[] = [];
+let shippedMs = 0; // the shipped reading's two jobs, summed over the items (a cold prefill of each text)
+let sharedMs = 0; // the shared reading's two jobs, likewise
 const started = performance.now();
 for (const [n, item] of items.entries()) {
   const p: Picks = {};
   if (READINGS.includes('shipped') || READINGS.includes('zero-shot')) {
+    const t0 = performance.now();
     const { z, read } = await rate.levelReadings(score, [item.text], item.scale, [readout.layer], item.question);
     p.shipped = normalise(readout.scores(z[0]!, read[0]!));
     p['zero-shot'] = normalise(z[0]!);
+    shippedMs += performance.now() - t0;
   }
   if (READINGS.includes('as-choice')) {
     const labels = item.scale.map((name) => ({ name }));
@@ -103,6 +126,13 @@ for (const [n, item] of items.entries()) {
     const { plain, scaled } = await asStatements(item);
     p['as-statements'] = plain;
     p['as-statements-scaled'] = scaled;
+  }
+  if (READINGS.some((k) => k.startsWith('shared-'))) {
+    const t0 = performance.now();
+    const { z, readout } = await shared(item);
+    sharedMs += performance.now() - t0;
+    p['shared-zero-shot'] = z;
+    p['shared-readout'] = readout;
   }
   rows.push({ item, p });
   if (n % 20 === 19)
@@ -129,8 +159,10 @@ for (const row of table) {
     `| ${row.source} | ${row.items} | ${READINGS.map((k) => `${(100 * r[k]!.exact).toFixed(1)} / ${(100 * r[k]!.within).toFixed(1)}`).join(' | ')} |`,
   );
 }
+console.log(`rate's jobs, mean per item: shipped ${(shippedMs / items.length).toFixed(0)} ms, shared ${(sharedMs / items.length).toFixed(0)} ms`);
 recordRun('score-readings', {
   date: new Date().toISOString(),
+  meanMs: { shipped: shippedMs / items.length, shared: sharedMs / items.length },
   perDomain: Number(values['per-domain']),
   table,
   items: rows.map((r) => ({ id: r.item.id, source: r.item.source, gold: r.item.gold, p: r.p })),
