@@ -9,8 +9,9 @@
 // decides them (src/, native/, the build's pins, the model), so a commit that changes none of them
 // keeps them. jevbench keys its request cache on the URL too, so the coherence run serves on a fixed
 // port (--port), and the base requests the accuracy run answered under the same revision are put in
-// that cache before it starts (the same request, so the same answers). Writes its run into bench/results/jevbench.json, and docs/jevbench.md from the
-// latest runs: the accuracy and each dimension beside the leaderboard's rows.
+// that cache before it starts (the same request, so the same answers). Writes its run into
+// bench/results/jevbench.json, and docs/jevbench.md from the latest runs: the accuracy and each
+// dimension beside the leaderboard's rows.
 //
 //   node dist/bench/eval/jevbench.js [--per-domain N] [--gold FILE]
 //   node dist/bench/eval/jevbench.js --coherence [--dimensions BAT,CHO] [--concurrency N] [--port 8791]
@@ -209,7 +210,9 @@ for case in jb.load_suite("jevbench-mini").cases:
         put += 1
 print(put)
 `;
-  return Number(execFileSync(clients.python, ['-c', script, url, rev, requests, answered], { encoding: 'utf8' }).trim());
+  return Number(
+    execFileSync(clients.python, ['-c', script, url, rev, requests, answered], { encoding: 'utf8' }).trim(),
+  );
 }
 
 /**

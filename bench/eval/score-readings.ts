@@ -86,7 +86,10 @@ async function shared(item: Item): Promise<{ z: number[]; readout: number[] }> {
   const ask = 'Which level of the scale fits the text? Reply with its words, not its number.';
   const prompt = [
     ...reading.prefix(item.text),
-    ...reading.branch(`Scale from 0 (lowest) to ${item.scale.length - 1} (highest):\n${numbered}\n${ask}`, item.question),
+    ...reading.branch(
+      `Scale from 0 (lowest) to ${item.scale.length - 1} (highest):\n${numbered}\n${ask}`,
+      item.question,
+    ),
   ];
   const whole = Int32Array.from(prompt);
   const options = reading.prompt.choices(item.scale);
@@ -159,7 +162,9 @@ for (const row of table) {
     `| ${row.source} | ${row.items} | ${READINGS.map((k) => `${(100 * r[k]!.exact).toFixed(1)} / ${(100 * r[k]!.within).toFixed(1)}`).join(' | ')} |`,
   );
 }
-console.log(`rate's jobs, mean per item: shipped ${(shippedMs / items.length).toFixed(0)} ms, shared ${(sharedMs / items.length).toFixed(0)} ms`);
+console.log(
+  `rate's jobs, mean per item: shipped ${(shippedMs / items.length).toFixed(0)} ms, shared ${(sharedMs / items.length).toFixed(0)} ms`,
+);
 recordRun('score-readings', {
   date: new Date().toISOString(),
   meanMs: { shipped: shippedMs / items.length, shared: sharedMs / items.length },
