@@ -59,7 +59,11 @@ const TWELVE = {
     instructions: 'Who should act next?',
     criteria: { team: 'the team that did the review', client: 'the client', finance: 'the finance department' },
   },
-  tone: { type: 'choice', instructions: 'What is the tone?', criteria: ['neutral', 'positive', 'negative'] },
+  tone: {
+    type: 'choice',
+    instructions: 'What is the tone?',
+    criteria: { neutral: 'matter-of-fact', positive: 'pleased or thankful', negative: 'upset or critical' },
+  },
 };
 /** A 600-character state: two updates. */
 const update600 = (i: number) => `${update300(i)} ${update300(i + 500)}`.slice(0, 600);
