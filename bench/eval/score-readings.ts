@@ -162,12 +162,17 @@ for (const row of table) {
     `| ${row.source} | ${row.items} | ${READINGS.map((k) => `${(100 * r[k]!.exact).toFixed(1)} / ${(100 * r[k]!.within).toFixed(1)}`).join(' | ')} |`,
   );
 }
-console.log(
-  `rate's jobs, mean per item: shipped ${(shippedMs / items.length).toFixed(0)} ms, shared ${(sharedMs / items.length).toFixed(0)} ms`,
-);
+// The mean time of rate's jobs per item, for the readings this run asked.
+const timed: [string, boolean, number][] = [
+  ['shipped', READINGS.includes('shipped') || READINGS.includes('zero-shot'), shippedMs],
+  ['shared', READINGS.some((k) => k.startsWith('shared-')), sharedMs],
+];
+const meanMs = Object.fromEntries(timed.filter(([, asked]) => asked).map(([name, , ms]) => [name, ms / items.length]));
+const times = Object.entries(meanMs).map(([name, ms]) => `${name} ${ms.toFixed(0)} ms`);
+if (times.length > 0) console.log(`rate's jobs, mean per item: ${times.join(', ')}`);
 recordRun('score-readings', {
   date: new Date().toISOString(),
-  meanMs: { shipped: shippedMs / items.length, shared: sharedMs / items.length },
+  meanMs,
   perDomain: Number(values['per-domain']),
   table,
   items: rows.map((r) => ({ id: r.item.id, source: r.item.source, gold: r.item.gold, p: r.p })),
