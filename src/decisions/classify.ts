@@ -8,7 +8,7 @@ import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
-import { LabelJobs } from './label-jobs.js';
+import { LabelJobs, type LabelOrders } from './label-jobs.js';
 import { calibrated, LabelPriors } from './label-priors.js';
 import { labelChars, labelsOf, type Label } from './labels.js';
 import { Reading } from './reading.js';
@@ -60,6 +60,12 @@ export interface ClassifyOptions {
   evidence?: number[][];
   /** Each text's first reading (`branch` after the reading's prefix, `options`), when the caller scored it. */
   first?: ArrayLike<number>[];
+  /**
+   * 'own': every text is read with the labels in the set's own orders (label-jobs.ts) and decided
+   * by their average, so the request's order cannot move it. Default 'asked': the request's order,
+   * and the set's own orders only for a close case.
+   */
+  orders?: LabelOrders;
 }
 
 export class Classify {
@@ -104,6 +110,14 @@ export class Classify {
     const withEvidence = (z: number[], i: number): number[] => (evidence ? z.map((x, k) => x + evidence[i]![k]!) : z);
     if (this.readout) return this.readOut(this.readout, session, texts, labels, withEvidence);
     const long = labels.length > REREAD_LABELS;
+    if (asked.orders === 'own' && !long && !given) {
+      const [prior, scored] = await Promise.all([
+        this.setOrders.of(session, labels, question),
+        session.score(texts.map((t) => this.jobs.job(t, labels, question, 'own'))),
+      ]);
+      const z = scored.map((r) => mean(rows(calibrated(r.logprobs, prior), labels.length)));
+      return { results: z.map((zi, i) => this.decide(labels, withEvidence(zi, i))), cost: scored.map(costOf) };
+    }
     const [prior, scored] = await Promise.all([
       long ? labels.map(() => 0) : this.priors.of(session, labels, question),
       given ? undefined : session.score(texts.map((t) => this.jobs.job(t, labels, question))),
