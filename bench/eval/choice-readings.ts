@@ -1,11 +1,9 @@
 // Which reading a choice keeps: the development sets' classify items and JevBench's choice questions
 // (jevbench-240's base cases against its gold, as bench/eval/jevbench.ts scores them), each read
 // on the default model in the ways named by --readings:
-// - `shipped`: classify as System One asks it, the labels listed after the text with the question,
-//   its priors, and its re-reading of a close case in the set's own orders;
-// - `own-orders`: classify with every case read in the set's own orders (label-jobs.ts) and
-//   decided by their average, so reordering the options cannot move the answer (JevBench's
-//   option_permutation holds by construction);
+// - `shipped`: classify as System One asks it, the labels listed after the text with the question
+//   in the set's own orders (label-jobs.ts), calibrated by their priors and averaged, so reordering
+//   the options cannot move the answer (JevBench's option_permutation holds by construction);
 // - `as-statements`: each option alone a yes-no statement over the shared reading, "The answer to
 //   "<question>" is: <name>: <description>", the option with the highest P(true). It reads each
 //   option without the others, so removing, adding or reordering options cannot move the rest
@@ -14,11 +12,11 @@
 // each reading took (they take turns at reading an item first, which prefills its text for all);
 // writes its run into bench/results/choice-readings.json with every item's probabilities.
 //
-//   node dist/bench/eval/choice-readings.js [--per-domain 10] [--limit 40] [--readings shipped,own-orders] [--gold FILE]
+//   node dist/bench/eval/choice-readings.js [--per-domain 10] [--limit 40] [--readings shipped] [--gold FILE]
 import { parseArgs } from 'node:util';
 import type { ScoreJob } from '../../src/binding.js';
 import { DEFAULTS, loadConfig } from '../../src/config.js';
-import { Classify, type ClassifyOptions } from '../../src/decisions/classify.js';
+import { Classify } from '../../src/decisions/classify.js';
 import { labelsOf, type Label } from '../../src/decisions/labels.js';
 import { claimLines } from '../../src/decisions/prompt.js';
 import { render } from '../../src/decisions/questions.js';
@@ -37,7 +35,7 @@ const { values } = parseArgs({
     'per-domain': { type: 'string', default: '10' },
     limit: { type: 'string', default: '40' },
     gold: { type: 'string' },
-    readings: { type: 'string', default: 'shipped,own-orders' },
+    readings: { type: 'string', default: 'shipped,as-statements' },
   },
 });
 
@@ -103,14 +101,12 @@ const ms: Record<string, number> = Object.fromEntries(READINGS.map((k) => [k, 0]
 const rows: { item: Item; p: Record<string, number[]> }[] = [];
 for (const [n, item] of items.entries()) {
   const asked = item.question ? { question: item.question } : {};
-  const classified = async (how: ClassifyOptions) => {
-    const run = (_: null, s: Session) => classify.classified(s, [item.text], item.labels, how);
-    const chosen = await decide(engine, { run }, null);
-    return item.labels.map((l) => chosen.results[0]!.scores[l.name] ?? 0);
-  };
   const readings: Record<string, () => Promise<number[]>> = {
-    shipped: () => classified(asked),
-    'own-orders': () => classified({ ...asked, orders: 'own' }),
+    shipped: async () => {
+      const run = (_: null, s: Session) => classify.classified(s, [item.text], item.labels, asked);
+      const chosen = await decide(engine, { run }, null);
+      return item.labels.map((l) => chosen.results[0]!.scores[l.name] ?? 0);
+    },
     'as-statements': () => asStatements(item),
   };
   // The first reading of an item prefills its text for both: they take turns at going first.
