@@ -63,6 +63,8 @@ const score = (jobs: ScoreJob[]) => scoreRound(engine, jobs);
 
 const items: Item[] = [...devRateItems(), ...jevbench(Number(values['per-domain']))];
 const READINGS = values.readings.split(',');
+const asksRate = READINGS.includes('shipped') || READINGS.includes('zero-shot'); // rate's own two jobs
+const asksShared = READINGS.some((k) => k.startsWith('shared-')); // rate after the shared reading
 type Picks = Record<string, number[]>;
 const yesNo = new YesNo(engine);
 const reading = new Reading(engine);
@@ -108,7 +110,7 @@ let sharedMs = 0; // the shared reading's two jobs, likewise
 const started = performance.now();
 for (const [n, item] of items.entries()) {
   const p: Picks = {};
-  if (READINGS.includes('shipped') || READINGS.includes('zero-shot')) {
+  if (asksRate) {
     const t0 = performance.now();
     const { z, read } = await rate.levelReadings(score, [item.text], item.scale, [readout.layer], item.question);
     p.shipped = normalise(readout.scores(z[0]!, read[0]!));
@@ -130,7 +132,7 @@ for (const [n, item] of items.entries()) {
     p['as-statements'] = plain;
     p['as-statements-scaled'] = scaled;
   }
-  if (READINGS.some((k) => k.startsWith('shared-'))) {
+  if (asksShared) {
     const t0 = performance.now();
     const { z, readout } = await shared(item);
     sharedMs += performance.now() - t0;
@@ -164,8 +166,8 @@ for (const row of table) {
 }
 // The mean time of rate's jobs per item, for the readings this run asked.
 const timed: [string, boolean, number][] = [
-  ['shipped', READINGS.includes('shipped') || READINGS.includes('zero-shot'), shippedMs],
-  ['shared', READINGS.some((k) => k.startsWith('shared-')), sharedMs],
+  ['shipped', asksRate, shippedMs],
+  ['shared', asksShared, sharedMs],
 ];
 const meanMs = Object.fromEntries(timed.filter(([, asked]) => asked).map(([name, , ms]) => [name, ms / items.length]));
 const times = Object.entries(meanMs).map(([name, ms]) => `${name} ${ms.toFixed(0)} ms`);
