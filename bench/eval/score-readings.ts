@@ -17,6 +17,7 @@ import { calibration, normalise, temperature } from '../../src/decisions/distrib
 import { Classify } from '../../src/decisions/classify.js';
 import { OptionReadout, optionsJob } from '../../src/decisions/option-readout.js';
 import { Rate, RATE_READING_VERSION, RATE_READOUT_FILE } from '../../src/decisions/rate.js';
+import { ASK_LEVEL, scaleListing } from '../../src/decisions/rate-job.js';
 import { render } from '../../src/decisions/questions.js';
 import type { Content } from '../../src/api/systemone.js';
 import { Engine } from '../../src/engine/engine.js';
@@ -84,14 +85,9 @@ async function asStatements(item: Item): Promise<{ plain: number[]; scaled: numb
 }
 /** Rate's zero-shot reading and readout with the scale after the shared reading of the text. */
 async function shared(item: Item): Promise<{ z: number[]; readout: number[] }> {
-  const numbered = item.scale.map((s, i) => `${i}: ${s}`).join('\n');
-  const ask = 'Which level of the scale fits the text? Reply with its words, not its number.';
   const prompt = [
     ...reading.prefix(item.text),
-    ...reading.branch(
-      `Scale from 0 (lowest) to ${item.scale.length - 1} (highest):\n${numbered}\n${ask}`,
-      item.question,
-    ),
+    ...reading.branch(`${scaleListing(item.scale)}\n${ASK_LEVEL}`, item.question),
   ];
   const whole = Int32Array.from(prompt);
   const options = reading.prompt.choices(item.scale);
