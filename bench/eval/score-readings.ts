@@ -17,6 +17,7 @@ import { calibration, normalise, temperature } from '../../src/decisions/distrib
 import { Classify } from '../../src/decisions/classify.js';
 import { OptionReadout, optionsJob } from '../../src/decisions/option-readout.js';
 import { Rate, RATE_READING_VERSION, RATE_READOUT_FILE } from '../../src/decisions/rate.js';
+import { ASK_LEVEL, scaleListing } from '../../src/decisions/rate-job.js';
 import { render } from '../../src/decisions/questions.js';
 import type { Content } from '../../src/api/systemone.js';
 import { Engine } from '../../src/engine/engine.js';
@@ -63,6 +64,8 @@ const score = (jobs: ScoreJob[]) => scoreRound(engine, jobs);
 
 const items: Item[] = [...devRateItems(), ...jevbench(Number(values['per-domain']))];
 const READINGS = values.readings.split(',');
+const asksRate = READINGS.includes('shipped') || READINGS.includes('zero-shot'); // rate's own two jobs
+const asksShared = READINGS.some((k) => k.startsWith('shared-')); // rate after the shared reading
 type Picks = Record<string, number[]>;
 const yesNo = new YesNo(engine);
 const reading = new Reading(engine);
@@ -82,14 +85,9 @@ async function asStatements(item: Item): Promise<{ plain: number[]; scaled: numb
 }
 /** Rate's zero-shot reading and readout with the scale after the shared reading of the text. */
 async function shared(item: Item): Promise<{ z: number[]; readout: number[] }> {
-  const numbered = item.scale.map((s, i) => `${i}: ${s}`).join('\n');
-  const ask = 'Which level of the scale fits the text? Reply with its words, not its number.';
   const prompt = [
     ...reading.prefix(item.text),
-    ...reading.branch(
-      `Scale from 0 (lowest) to ${item.scale.length - 1} (highest):\n${numbered}\n${ask}`,
-      item.question,
-    ),
+    ...reading.branch(`${scaleListing(item.scale)}\n${ASK_LEVEL}`, item.question),
   ];
   const whole = Int32Array.from(prompt);
   const options = reading.prompt.choices(item.scale);
@@ -108,7 +106,7 @@ let sharedMs = 0; // the shared reading's two jobs, likewise
 const started = performance.now();
 for (const [n, item] of items.entries()) {
   const p: Picks = {};
-  if (READINGS.includes('shipped') || READINGS.includes('zero-shot')) {
+  if (asksRate) {
     const t0 = performance.now();
     const { z, read } = await rate.levelReadings(score, [item.text], item.scale, [readout.layer], item.question);
     p.shipped = normalise(readout.scores(z[0]!, read[0]!));
@@ -130,7 +128,7 @@ for (const [n, item] of items.entries()) {
     p['as-statements'] = plain;
     p['as-statements-scaled'] = scaled;
   }
-  if (READINGS.some((k) => k.startsWith('shared-'))) {
+  if (asksShared) {
     const t0 = performance.now();
     const { z, readout } = await shared(item);
     sharedMs += performance.now() - t0;
@@ -164,8 +162,8 @@ for (const row of table) {
 }
 // The mean time of rate's jobs per item, for the readings this run asked.
 const timed: [string, boolean, number][] = [
-  ['shipped', READINGS.includes('shipped') || READINGS.includes('zero-shot'), shippedMs],
-  ['shared', READINGS.some((k) => k.startsWith('shared-')), sharedMs],
+  ['shipped', asksRate, shippedMs],
+  ['shared', asksShared, sharedMs],
 ];
 const meanMs = Object.fromEntries(timed.filter(([, asked]) => asked).map(([name, , ms]) => [name, ms / items.length]));
 const times = Object.entries(meanMs).map(([name, ms]) => `${name} ${ms.toFixed(0)} ms`);

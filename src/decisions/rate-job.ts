@@ -7,7 +7,14 @@ import { Prompt } from './prompt.js';
 import { Reader } from './windows.js';
 
 const SYSTEM = 'You rate texts on a scale. Reply with the level that fits best, nothing else.';
-const ASK = 'Which level of the scale fits the text? Reply with its words, not its number.';
+/** What asks for a level, after the scale and the text. */
+export const ASK_LEVEL = 'Which level of the scale fits the text? Reply with its words, not its number.';
+
+/** The scale as rate lists it: each level's words after its number, lowest first. */
+export function scaleListing(scale: string[]): string {
+  const numbered = scale.map((s, i) => `${i}: ${s}`).join('\n');
+  return `Scale from 0 (lowest) to ${scale.length - 1} (highest):\n${numbered}`;
+}
 
 export class RateJobs {
   readonly prompt: Prompt;
@@ -20,12 +27,9 @@ export class RateJobs {
 
   /** The job that scores every level of `scale` for one text (a sample of it when it is long). */
   job(text: string, scale: string[], question?: string): ScoreJob {
-    const numbered = scale.map((s, i) => `${i}: ${s}`).join('\n');
     return {
-      prefix: this.prompt.prefix(
-        `Scale from 0 (lowest) to ${scale.length - 1} (highest):\n${numbered}\n\nText: ${this.reader.sample(text).text}\n\n`,
-      ),
-      branches: [this.prompt.branch(question === undefined ? ASK : `Question: ${question}\n${ASK}`)],
+      prefix: this.prompt.prefix(`${scaleListing(scale)}\n\nText: ${this.reader.sample(text).text}\n\n`),
+      branches: [this.prompt.branch(question === undefined ? ASK_LEVEL : `Question: ${question}\n${ASK_LEVEL}`)],
       options: this.prompt.choices(scale),
     };
   }
