@@ -27,10 +27,18 @@ export type ClassifyResult = Static<typeof ClassifyResultSchema>;
 // once, in the request's order and without the content-free prior: each listing is another prefill
 // of all of it (4,000 tokens for 255 options), minutes on 2 cores.
 const OWN_ORDERS_UP_TO = 64;
+// Close: the top two calibrated scores within log 3 nats (a likelihood ratio under 3).
+const CLOSE = Math.log(3);
 
 /** A flat branches x options array as one row per branch. */
 function rows(flat: number[], n: number): number[][] {
   return Array.from({ length: flat.length / n }, (_, k) => flat.slice(k * n, (k + 1) * n));
+}
+
+/** The distance in nats between the best and the second-best score. */
+function gap(z: number[]): number {
+  const [a, b] = [...z].sort((x, y) => y - x);
+  return a! - b!;
 }
 
 function mean(zs: number[][]): number[] {
@@ -51,6 +59,12 @@ export interface ClassifyOptions {
   evidence?: number[][];
   /** Each text's reading (`branches` after the reading's prefix, `options`), when the caller scored it. */
   first?: ArrayLike<number>[];
+  /**
+   * Read the labels as listed, and again in the set's own orders only where the two best are within
+   * CLOSE (a tree's levels: their order is the author's, and three listings of every level cost 2.5x
+   * on short texts).
+   */
+  listedFirst?: boolean;
 }
 
 export class Classify {
@@ -80,6 +94,17 @@ export class Classify {
     return this.jobs.options(labels);
   }
 
+  /** The label set's content-free prior as listed in `orders`; none for a set too long to read twice. */
+  private priorOf(
+    session: Session,
+    labels: Label[],
+    orders: LabelOrders,
+    question?: string,
+  ): Promise<number[]> | number[] {
+    if (labels.length > OWN_ORDERS_UP_TO) return labels.map(() => 0);
+    return (orders === 'own' ? this.priors : this.askedPriors).of(session, labels, question);
+  }
+
   /**
    * Scores every text in the request's `session` and decides each; the label set's prior is
    * computed alongside (once per label set and question) and divided out. `cost`: what each
@@ -91,17 +116,33 @@ export class Classify {
     labels: Label[],
     asked: ClassifyOptions = {},
   ): Promise<{ results: ClassifyResult[]; cost: Cost[] }> {
-    const { question, evidence, first: given } = asked;
+    const { question, evidence, first: given, listedFirst } = asked;
     const withEvidence = (z: number[], i: number): number[] => (evidence ? z.map((x, k) => x + evidence[i]![k]!) : z);
     if (this.readout) return this.readOut(this.readout, session, texts, labels, withEvidence);
-    const orders = ordersOf(labels);
+    const orders = listedFirst ? 'asked' : ordersOf(labels);
     const [prior, scored] = await Promise.all([
-      orders === 'asked' ? labels.map(() => 0) : this.priors.of(session, labels, question),
+      this.priorOf(session, labels, orders, question),
       given ? undefined : session.score(texts.map((t) => this.jobs.job(t, labels, question, orders))),
     ]);
     const read = given ?? scored!.map((r) => r.logprobs);
     const z = read.map((flat) => mean(rows(calibrated(flat, prior), labels.length)));
     const cost = texts.map((_, i) => costOf(scored?.[i]));
+    const close = texts.flatMap((_, i) =>
+      listedFirst && labels.length > 2 && ordersOf(labels) === 'own' && gap(withEvidence(z[i]!, i)) < CLOSE ? [i] : [],
+    );
+    if (close.length > 0) {
+      const [ownPrior, again] = await Promise.all([
+        this.priorOf(session, labels, 'own', question),
+        session.score(close.map((i) => this.jobs.job(texts[i]!, labels, question, 'own'))),
+      ]);
+      close.forEach((i, j) => {
+        z[i] = mean(rows(calibrated(again[j]!.logprobs, ownPrior), labels.length));
+        cost[i] = {
+          promptTokens: cost[i]!.promptTokens + again[j]!.promptTokens,
+          decodeMs: cost[i]!.decodeMs + again[j]!.decodeMs,
+        };
+      });
+    }
     return { results: z.map((zi, i) => this.decide(labels, withEvidence(zi, i))), cost };
   }
 
