@@ -1,16 +1,18 @@
 // Which reading a choice keeps: the development sets' classify items and JevBench's choice questions
 // (jevbench-240's base cases against its gold, as bench/eval/jevbench.ts scores them), each read
-// on the default model two ways: `shipped` (classify as System One asks it: the labels listed
-// after the text with the question, its priors and its re-reading of a close case) and
-// `as-statements` (each option alone a yes-no statement over the shared reading, "The answer to
-// "<question>" is: <name>: <description>", the option with the highest P(true)). The second reads
-// each option without the others, so removing, adding or reordering options cannot move the rest
-// (JevBench's CHO and option_permutation laws hold by construction); this measures what it costs
-// in decisions. Prints accuracy per source and reading, and the time each reading took (they take
-// turns at reading an item first, which prefills its text for both); writes its
-// run into bench/results/choice-readings.json with every item's probabilities.
+// on the default model in the ways named by --readings:
+// - `shipped`: classify as System One asks it, the labels listed after the text with the question
+//   in the set's own orders (label-jobs.ts), calibrated by their priors and averaged, so reordering
+//   the options cannot move the answer (JevBench's option_permutation holds by construction);
+// - `as-statements`: each option alone a yes-no statement over the shared reading, "The answer to
+//   "<question>" is: <name>: <description>", the option with the highest P(true). It reads each
+//   option without the others, so removing, adding or reordering options cannot move the rest
+//   (JevBench's CHO and option_permutation hold by construction).
+// This measures what each costs in decisions. Prints accuracy per source and reading, and the time
+// each reading took (they take turns at reading an item first, which prefills its text for all);
+// writes its run into bench/results/choice-readings.json with every item's probabilities.
 //
-//   node dist/bench/eval/choice-readings.js [--per-domain 10] [--limit 40] [--gold FILE]
+//   node dist/bench/eval/choice-readings.js [--per-domain 10] [--limit 40] [--readings shipped] [--gold FILE]
 import { parseArgs } from 'node:util';
 import type { ScoreJob } from '../../src/binding.js';
 import { DEFAULTS, loadConfig } from '../../src/config.js';
@@ -33,6 +35,7 @@ const { values } = parseArgs({
     'per-domain': { type: 'string', default: '10' },
     limit: { type: 'string', default: '40' },
     gold: { type: 'string' },
+    readings: { type: 'string', default: 'shipped,as-statements' },
   },
 });
 
@@ -93,8 +96,8 @@ async function asStatements(item: Item): Promise<number[]> {
 }
 
 const items = [...devItems(Number(values.limit)), ...jevbench(Number(values['per-domain']))];
-const READINGS = ['shipped', 'as-statements'] as const;
-const ms: Record<string, number> = { shipped: 0, 'as-statements': 0 };
+const READINGS = values.readings.split(',');
+const ms: Record<string, number> = Object.fromEntries(READINGS.map((k) => [k, 0]));
 const rows: { item: Item; p: Record<string, number[]> }[] = [];
 for (const [n, item] of items.entries()) {
   const asked = item.question ? { question: item.question } : {};

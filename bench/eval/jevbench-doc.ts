@@ -1,6 +1,6 @@
 // docs/jevbench.md from bench/eval/jevbench.ts's recorded runs (bench/results/jevbench.json): the
-// latest accuracy run and, per coherence dimension, the newest run that scored it, beside the
-// leaderboard's rows.
+// latest accuracy run of every case and, per coherence dimension, the newest run that scored it,
+// beside the leaderboard's rows; then smaller accuracy runs and runs of named relations, by revision.
 
 // The leaderboard's rows (jevbench.github.io, release 0.1.0): coherence, its five dimensions, accuracy.
 const LEADERBOARD = [
@@ -21,6 +21,7 @@ export const pct = (t: Tally) => (t.of === 0 ? '-' : `${((100 * t.right) / t.of)
 export interface AccuracyRun {
   date: string;
   machine: string;
+  revision?: string; // recorded since 2026-12-07
   cases: number;
   perDomain: number | null;
   accuracy: { all: Tally; byKind: Record<string, Tally>; byDomain: Record<string, Tally> };
@@ -30,21 +31,32 @@ export interface CoherenceRun {
   date: string;
   machine: string;
   revision: string;
+  relations?: string[] | null; // the relations named, when the run asked only those
   coherence: {
     pillars: Record<string, number | null>;
     groups: Record<string, number | null>;
     relations: Record<string, number | null>;
-    requests: number;
+    requests: number; // sent to the service
+    cacheHits?: number; // answered from jevbench's request cache (recorded since 2026-12-07)
     wallSeconds: number;
     printed: string;
   };
 }
 
+/** How many requests a coherence run sent, how many its cache answered, and how long it took. */
+function asked(r: CoherenceRun): string {
+  const { requests, cacheHits, wallSeconds } = r.coherence;
+  const cached = cacheHits === undefined ? '' : ` (and ${cacheHits} answered from the request cache)`;
+  return `${requests} requests sent${cached} in ${(wallSeconds / 60).toFixed(0)} min`;
+}
+
 /** docs/jevbench.md from the latest accuracy run and each dimension's latest coherence run. */
 export function jevbenchDoc(runs: unknown[]): string {
   const newest = <T extends { date: string }>(xs: T[]) => xs.sort((a, b) => (a.date < b.date ? 1 : -1))[0];
-  const acc = newest(runs.filter((r): r is AccuracyRun => typeof r === 'object' && r !== null && 'accuracy' in r));
-  const coh = runs.filter((r): r is CoherenceRun => typeof r === 'object' && r !== null && 'coherence' in r);
+  const accs = runs.filter((r): r is AccuracyRun => typeof r === 'object' && r !== null && 'accuracy' in r);
+  const acc = newest(accs.filter((r) => r.perDomain === null)) ?? newest(accs);
+  const all = runs.filter((r): r is CoherenceRun => typeof r === 'object' && r !== null && 'coherence' in r);
+  const coh = all.filter((r) => !r.relations);
   // Each dimension from the newest run that scored it.
   const byDimension = new Map(
     DIMENSIONS.flatMap((d) => {
@@ -108,7 +120,7 @@ export function jevbenchDoc(runs: unknown[]): string {
       `## Coherence: ${dims.join(', ')}`,
       '',
       `\`node dist/bench/eval/jevbench.js --coherence${named.length === DIMENSIONS.length ? '' : ` --dimensions ${named.join(',')}`}\`, ${r.date.slice(0, 10)}, ${r.machine},`,
-      `revision ${r.revision}: ${r.coherence.requests} requests in ${(r.coherence.wallSeconds / 60).toFixed(0)} min. As \`jevbench eval\` prints it,`,
+      `revision ${r.revision}: ${asked(r)}. As \`jevbench eval\` prints it,`,
       'then each relation (the share of its tests whose law held within the tolerance):',
       '',
       '```',
@@ -122,5 +134,39 @@ export function jevbenchDoc(runs: unknown[]): string {
       ),
     );
   }
+  const smaller = accs.filter((r) => r.perDomain !== null).sort((a, b) => (a.date < b.date ? -1 : 1));
+  if (smaller.length > 0)
+    sections.push(
+      '',
+      '## Smaller accuracy runs',
+      '',
+      'The first N cases of each domain (`node dist/bench/eval/jevbench.js --per-domain N`), a change measured',
+      'on the same cases before and after it:',
+      '',
+      '| date | revision | cases | noul | choice | score | all |',
+      '|---|---|---|---|---|---|---|',
+      ...smaller.map(
+        (r) =>
+          `| ${r.date.slice(0, 10)} | ${r.revision ?? '-'} | ${r.cases} | ${['noul', 'choice', 'score'].map((k) => pct(r.accuracy.byKind[k]!)).join(' | ')} | ${pct(r.accuracy.all)} |`,
+      ),
+    );
+  const named = all.filter((r) => r.relations).sort((a, b) => (a.date < b.date ? -1 : 1));
+  if (named.length > 0)
+    sections.push(
+      '',
+      '## Relations run alone',
+      '',
+      'A change measured on the laws it is for (`node dist/bench/eval/jevbench.js --coherence --relations R`);',
+      'not a dimension score. Each relation: the share of its tests whose law held.',
+      '',
+      '| date | revision | relation | held | requests |',
+      '|---|---|---|---|---|',
+      ...named.flatMap((r) =>
+        Object.entries(r.coherence.relations).map(
+          ([k, x]) =>
+            `| ${r.date.slice(0, 10)} | ${r.revision} | ${k} | ${typeof x === 'number' ? (100 * x).toFixed(1) : '-'} | ${asked(r)} |`,
+        ),
+      ),
+    );
   return `${sections.join('\n')}\n`;
 }

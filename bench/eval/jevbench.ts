@@ -4,7 +4,8 @@
 // sha256; answers the gold calls "unknown" left out), scored as the leaderboard scores it: the
 // argmax, ties shared; by kind and by domain (all 240 cases: about 80 min on 2 cores).
 // Coherence (--coherence, instead of accuracy): `jevbench eval` on jevbench-mini (1,248 requests
-// by its manifest, about five hours on 2 cores), all of it or the dimensions named. Both resume
+// by its manifest, about five hours on 2 cores), all of it, the dimensions named, or the relations
+// named (a change measured on the laws it is for; reported apart, not as a dimension). Both resume
 // where a stopped run left off: the answers are kept in .cache/jevbench/ under a revision of what
 // decides them (src/, native/, the build's pins, the model), so a commit that changes none of them
 // keeps them. jevbench keys its request cache on the URL too, so the coherence run serves on a fixed
@@ -13,8 +14,10 @@
 // bench/results/jevbench.json, and docs/jevbench.md from the latest runs: the accuracy and each
 // dimension beside the leaderboard's rows.
 //
-//   node dist/bench/eval/jevbench.js [--per-domain N] [--gold FILE]
-//   node dist/bench/eval/jevbench.js --coherence [--dimensions BAT,CHO] [--concurrency N] [--port 8791]
+//   node dist/bench/eval/jevbench.js [--per-domain N] [--gold FILE] [--revision REV]
+//       (--revision: score the answers an earlier revision left in the cache, asking nothing)
+//   node dist/bench/eval/jevbench.js --coherence [--dimensions BAT,CHO | --relations option_permutation]
+//       [--concurrency N] [--port 8791]
 //   node dist/bench/eval/jevbench.js --doc        docs/jevbench.md again from the recorded runs
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -34,9 +37,11 @@ const { values } = parseArgs({
     'per-domain': { type: 'string' },
     coherence: { type: 'boolean', default: false },
     dimensions: { type: 'string' },
+    relations: { type: 'string' },
     concurrency: { type: 'string' },
     port: { type: 'string', default: '8791' },
     gold: { type: 'string' },
+    revision: { type: 'string' },
     doc: { type: 'boolean', default: false },
   },
 });
@@ -65,7 +70,8 @@ const config = loadConfig(process.env, {
 });
 const machine = `${cpus()[0]?.model.trim() ?? 'unknown CPU'}, ${cpus().length} cores`;
 let url = '';
-if (!values.doc) {
+if (values.revision && !values.coherence) recordRun('jevbench', await accuracy());
+else if (!values.doc) {
   const server = await serveService(await openService(config), config);
   url = `${server.url}/v1/systemone`;
   try {
@@ -97,7 +103,8 @@ async function accuracy(): Promise<Omit<AccuracyRun, 'date'> & { answers: unknow
     })
     .sort((a, b) => a.r - b.r)
     .map(({ c }) => c);
-  const kept = join(root, '.cache', 'jevbench', 'answers', revision());
+  const rev = values.revision ?? revision();
+  const kept = join(root, '.cache', 'jevbench', 'answers', rev);
   mkdirSync(kept, { recursive: true });
   const byKind: Record<string, Tally> = { noul: tally(), choice: tally(), score: tally() };
   const byDomain: Record<string, Tally> = {};
@@ -107,6 +114,7 @@ async function accuracy(): Promise<Omit<AccuracyRun, 'date'> & { answers: unknow
   for (const [n, c] of cases.entries()) {
     const file = join(kept, `${c.id}.json`);
     if (!existsSync(file)) {
+      if (values.revision) throw new Error(`${c.id}: not answered at revision ${rev} (${file})`);
       const started = performance.now();
       const res = await post(url, { model: 'decision-machine-1', state: c.state, questions: c.questions });
       const { answers } = res.json<{ answers: Record<string, Answer> }>();
@@ -130,6 +138,7 @@ async function accuracy(): Promise<Omit<AccuracyRun, 'date'> & { answers: unknow
   return {
     machine,
     model: config.model,
+    revision: rev,
     cases: cases.length,
     perDomain: Number.isFinite(perDomain) ? perDomain : null,
     gold: { url: GOLD.url, file: values.gold ?? GOLD.cache },
@@ -143,13 +152,14 @@ async function accuracy(): Promise<Omit<AccuracyRun, 'date'> & { answers: unknow
 async function coherence(): Promise<Omit<CoherenceRun, 'date'>> {
   const cache = join(root, '.cache', 'jevbench');
   const rev = revision();
-  const out = join(cache, `mini-${rev}-${values.dimensions ?? 'all'}.json`);
+  const out = join(cache, `mini-${rev}-${values.relations ?? values.dimensions ?? 'all'}.json`);
   mkdirSync(cache, { recursive: true });
   const seeded = seedBases(join(cache, 'requests'), rev);
   if (seeded > 0) console.error(`${seeded} base requests put in the request cache from the accuracy run`);
   const args = [
     ...['eval', '--url', url, '--model', 'decision-machine-1', '--revision', rev, '--suite', 'jevbench-mini'],
     ...(values.dimensions ? ['--dimensions', values.dimensions] : []),
+    ...(values.relations ? ['--relations', values.relations] : []),
     ...(values.concurrency ? ['--concurrency', values.concurrency] : []),
     ...['--cache-dir', join(cache, 'requests'), '--out', out, '--verbose'],
   ];
@@ -169,17 +179,19 @@ async function coherence(): Promise<Omit<CoherenceRun, 'date'>> {
       groups: Record<string, number | null>;
       relations: Record<string, number | null>;
     };
-    result: { requests: number; wall_seconds: number };
+    result: { requests: number; cache_hits: number; wall_seconds: number };
   };
   const { pillars, groups, relations } = report.scores;
   return {
     machine,
     revision: rev,
+    relations: values.relations?.split(',') ?? null,
     coherence: {
       pillars,
       groups,
       relations,
       requests: report.result.requests,
+      cacheHits: report.result.cache_hits,
       wallSeconds: report.result.wall_seconds,
       printed,
     },

@@ -1,5 +1,7 @@
 // classify-tree: one classify per level of the tree on the same text, descending into the winner.
-// Each level re-reads the text (after that level's labels), so latency grows with depth.
+// Each level re-reads the text (after that level's labels in the tree's order, and in the level's
+// own orders only where the two best are close: classify.ts, listedFirst), so latency grows with
+// depth.
 // A label with labels under it is read by the model as its own words only ("utility", "meta"),
 // which often say little of what lies beneath. So at a level where some label has children, the
 // sentence encoder also compares the text with every label under each one, and each label's score
@@ -76,6 +78,7 @@ export class ClassifyTree {
             cost: [cost],
           } = await this.classify.classified(session, [text], labels, {
             evidence: await this.evidence(session, text, tree),
+            listedFirst: true,
           });
           levels.push({
             ...decided!,

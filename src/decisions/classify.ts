@@ -1,14 +1,16 @@
 // classify: which label fits a text, from the log-probabilities of the model writing each label
 // name (up to the token that tells it apart) after the text's reading (reading.ts). The labels
 // follow the text (listing them first, which would let the prefix cache keep them, loses
-// accuracy); scores are calibrated against the label set's prior (label-priors.ts). A question,
-// when the asker gives one (System One's choice instructions), is read with the labels. The
-// figures: docs/performance.md, "Where the decision code's constants come from".
+// accuracy), listed in the set's own orders (label-jobs.ts): each listing's scores are calibrated
+// against the label set's prior in the same listing (label-priors.ts) and the decision is their
+// average, so it does not depend on the order the request lists its labels in. A question, when
+// the asker gives one (System One's choice instructions), is read with the labels. The figures:
+// docs/performance.md, "Where the decision code's constants come from".
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
-import { LabelJobs } from './label-jobs.js';
+import { LabelJobs, type LabelOrders } from './label-jobs.js';
 import { calibrated, LabelPriors } from './label-priors.js';
 import { labelChars, labelsOf, type Label } from './labels.js';
 import { Reading } from './reading.js';
@@ -21,25 +23,22 @@ import type { ClassifyRequest, ClassifyResult as ClassifyResultSchema } from '..
 export type ClassifyInput = Static<typeof ClassifyRequest>;
 export type ClassifyResult = Static<typeof ClassifyResultSchema>;
 
-// When the first reading is close (the top two calibrated scores within CLOSE nats, a likelihood
-// ratio under 3), the labels are read again in the set's own orders (label-jobs.ts), which depend
-// only on the label set. The decision is their average, so a close case is decided the same however
-// the request lists its labels.
-const CLOSE = Math.log(3);
 // A set longer than the classify route allows (System One's choices take up to 255 options) is read
-// once, without the content-free prior or the second reading: each is another prefill of the whole
-// listing (4,000 tokens for 255 options), minutes on 2 cores.
-const REREAD_LABELS = 64;
+// once, in the request's order and without the content-free prior: each listing is another prefill
+// of all of it (4,000 tokens for 255 options), minutes on 2 cores.
+const OWN_ORDERS_UP_TO = 64;
+// Close: the top two calibrated scores within log 3 nats (a likelihood ratio under 3).
+const CLOSE = Math.log(3);
+
+/** A flat branches x options array as one row per branch. */
+function rows(flat: number[], n: number): number[][] {
+  return Array.from({ length: flat.length / n }, (_, k) => flat.slice(k * n, (k + 1) * n));
+}
 
 /** The distance in nats between the best and the second-best score. */
 function gap(z: number[]): number {
   const [a, b] = [...z].sort((x, y) => y - x);
   return a! - b!;
-}
-
-/** A flat branches x options array as one row per branch. */
-function rows(flat: number[], n: number): number[][] {
-  return Array.from({ length: flat.length / n }, (_, k) => flat.slice(k * n, (k + 1) * n));
 }
 
 function mean(zs: number[][]): number[] {
@@ -58,15 +57,21 @@ export interface ClassifyOptions {
   question?: string;
   /** Added to each text's label scores (nats) before deciding. */
   evidence?: number[][];
-  /** Each text's first reading (`branch` after the reading's prefix, `options`), when the caller scored it. */
+  /** Each text's reading (`branches` after the reading's prefix, `options`), when the caller scored it. */
   first?: ArrayLike<number>[];
+  /**
+   * Read the labels as listed, and again in the set's own orders only where the two best are within
+   * CLOSE (a tree's levels: their order is the author's, and three listings of every level cost 2.5x
+   * on short texts).
+   */
+  listedFirst?: boolean;
 }
 
 export class Classify {
   private readonly reading: Reading;
   private readonly jobs: LabelJobs;
-  private readonly priors: LabelPriors;
-  private readonly setOrders: LabelPriors; // the priors of the labels listed in the set's own orders
+  private readonly priors: LabelPriors; // of the labels in the set's own orders
+  private readonly askedPriors: LabelPriors; // of the labels in the request's order (the trained readout's)
 
   constructor(
     engine: Engine,
@@ -75,13 +80,13 @@ export class Classify {
   ) {
     this.reading = new Reading(engine);
     this.jobs = new LabelJobs(this.reading);
-    this.priors = new LabelPriors(this.jobs, 'asked');
-    this.setOrders = new LabelPriors(this.jobs, 'own');
+    this.priors = new LabelPriors(this.jobs, 'own');
+    this.askedPriors = new LabelPriors(this.jobs, 'asked');
   }
 
-  /** The branch that lists `labels` after the reading's prefix. */
-  branch(labels: Label[], question?: string): Int32Array {
-    return this.jobs.branch(labels, question);
+  /** The branches that list `labels` after the reading's prefix: one per listing it is read in. */
+  branches(labels: Label[], question?: string): Int32Array[] {
+    return this.jobs.branches(labels, question, ordersOf(labels));
   }
 
   /** The options every listing of `labels` scores: their names, in the request's order. */
@@ -89,10 +94,21 @@ export class Classify {
     return this.jobs.options(labels);
   }
 
+  /** The label set's content-free prior as listed in `orders`; none for a set too long to read twice. */
+  private priorOf(
+    session: Session,
+    labels: Label[],
+    orders: LabelOrders,
+    question?: string,
+  ): Promise<number[]> | number[] {
+    if (labels.length > OWN_ORDERS_UP_TO) return labels.map(() => 0);
+    return (orders === 'own' ? this.priors : this.askedPriors).of(session, labels, question);
+  }
+
   /**
    * Scores every text in the request's `session` and decides each; the label set's prior is
    * computed alongside (once per label set and question) and divided out. `cost`: what each
-   * text's reading took, the first reading aside when the caller gave it.
+   * text's reading took, nothing when the caller gave it.
    */
   async classified(
     session: Session,
@@ -100,35 +116,34 @@ export class Classify {
     labels: Label[],
     asked: ClassifyOptions = {},
   ): Promise<{ results: ClassifyResult[]; cost: Cost[] }> {
-    const { question, evidence, first: given } = asked;
+    const { question, evidence, first: given, listedFirst } = asked;
     const withEvidence = (z: number[], i: number): number[] => (evidence ? z.map((x, k) => x + evidence[i]![k]!) : z);
     if (this.readout) return this.readOut(this.readout, session, texts, labels, withEvidence);
-    const long = labels.length > REREAD_LABELS;
+    const orders = listedFirst ? 'asked' : ordersOf(labels);
     const [prior, scored] = await Promise.all([
-      long ? labels.map(() => 0) : this.priors.of(session, labels, question),
-      given ? undefined : session.score(texts.map((t) => this.jobs.job(t, labels, question))),
+      this.priorOf(session, labels, orders, question),
+      given ? undefined : session.score(texts.map((t) => this.jobs.job(t, labels, question, orders))),
     ]);
-    const first = (given ?? scored!.map((r) => r.logprobs)).map((row) => calibrated(row, prior));
+    const read = given ?? scored!.map((r) => r.logprobs);
+    const z = read.map((flat) => mean(rows(calibrated(flat, prior), labels.length)));
     const cost = texts.map((_, i) => costOf(scored?.[i]));
-    // A small model prefers labels by their place in the list; where the first reading is close,
-    // the labels are read again in the set's own orders and the decision is their average.
     const close = texts.flatMap((_, i) =>
-      labels.length > 2 && !long && gap(withEvidence(first[i]!, i)) < CLOSE ? [i] : [],
+      listedFirst && labels.length > 2 && ordersOf(labels) === 'own' && gap(withEvidence(z[i]!, i)) < CLOSE ? [i] : [],
     );
     if (close.length > 0) {
-      const [setPrior, again] = await Promise.all([
-        this.setOrders.of(session, labels, question),
+      const [ownPrior, again] = await Promise.all([
+        this.priorOf(session, labels, 'own', question),
         session.score(close.map((i) => this.jobs.job(texts[i]!, labels, question, 'own'))),
       ]);
       close.forEach((i, j) => {
-        first[i] = mean(rows(calibrated(again[j]!.logprobs, setPrior), labels.length));
+        z[i] = mean(rows(calibrated(again[j]!.logprobs, ownPrior), labels.length));
         cost[i] = {
           promptTokens: cost[i]!.promptTokens + again[j]!.promptTokens,
           decodeMs: cost[i]!.decodeMs + again[j]!.decodeMs,
         };
       });
     }
-    return { results: first.map((z, i) => this.decide(labels, withEvidence(z, i))), cost };
+    return { results: z.map((zi, i) => this.decide(labels, withEvidence(zi, i))), cost };
   }
 
   /**
@@ -174,7 +189,7 @@ export class Classify {
       prefix: whole.subarray(0, -1),
       branches: [whole.subarray(-1)],
     }));
-    const [prior, first] = await Promise.all([this.priors.of(session, labels), session.score(jobs)]);
+    const [prior, first] = await Promise.all([this.askedPriors.of(session, labels), session.score(jobs)]);
     const names = labels.map((l) => this.reading.prompt.option(l.name));
     const read = await session.score(
       prompts.map(({ whole }) => optionsJob(whole, names, this.reading.prompt.endOfTurn(), layer)),
@@ -227,6 +242,11 @@ export class Classify {
       inputTokens: cost.reduce((n, c) => n + c.promptTokens, 0),
     };
   }
+}
+
+/** The orders a label set is listed in: its own, unless it is too long to list more than once. */
+function ordersOf(labels: Label[]): LabelOrders {
+  return labels.length > OWN_ORDERS_UP_TO ? 'asked' : 'own';
 }
 
 function costOf(r: ScoreResult | undefined): Cost {

@@ -3,9 +3,10 @@
 // criteria as labels with their descriptions) and a score rate's (the criteria as the scale), the
 // instructions read as the question, so each gets the numbers its typed route gives for the same
 // text. Nouls and choices read the state's shared reading (reading.ts): the state is the prefix of
-// one job and each of them a branch after it, so the state is prefilled once for all of them. A
-// score is read as rate reads, its scale before the state (a job of its own per state). A
-// question's branch and options depend only on that question, so an answer does not change with
+// one job and each of them branches after it (a noul one, a choice one per listing of its options),
+// so the state is prefilled once for all of them. A score is read as rate reads, its scale before
+// the state (a job of its own per state). A question's branches and options depend only on that
+// question, so an answer does not change with
 // the other questions of the request or their order (the options of the job are the union of every
 // question's, and each answer reads only its own). Which decision a question asks: questions.ts.
 import type { ScoreJob } from '../binding.js';
@@ -30,8 +31,8 @@ interface QuestionAnswers {
 /** What a noul asks when it has no instructions. */
 const BARE_NOUL = 'Is this true of the text?';
 
-/** A noul or a choice as the decision it asks: one branch of the shared job and the options it reads. */
-type QuestionBranch = { id: string; branch: Int32Array; options: Int32Array[] } & (
+/** A noul or a choice as the decision it asks: its branches of the shared job and the options it reads. */
+type QuestionBranch = { id: string; branches: Int32Array[]; options: Int32Array[] } & (
   | { type: 'noul'; question: Question & { type: 'noul' } }
   | { type: 'choice'; question: Question & { type: 'choice' }; labels: Label[]; instructions?: string }
 );
@@ -65,18 +66,23 @@ export class SystemOne {
         return union.get(key)!;
       }),
     );
+    // Every question's branches, one after another; each question keeps the indices of its own.
+    const branches = asked.flatMap((a) => a.branches);
+    let next = 0;
+    const at = asked.map((a) => a.branches.map(() => next++));
     const jobs = (asked.length === 0 ? [] : texts).map((text) => ({
       prefix: this.reading.prefix(text),
-      branches: asked.map((a) => a.branch),
+      branches,
       options,
     }));
     const [scored, rated] = await Promise.all([
       session.score(jobs),
       Promise.all(scores.map(({ id, q }) => this.rate(id, q, texts, session))),
     ]);
-    // Each question's rows, one per state, of its own options.
-    const rows = (b: number) => scored.map((r) => picks[b]!.map((o) => r.logprobs[b * options.length + o]!));
-    const decided = await Promise.all(asked.map((a, b) => this.decide(a, rows(b), texts, session)));
+    // Each question's rows, one per state: its own options in each of its branches, one after another.
+    const rows = (q: number) =>
+      scored.map((r) => at[q]!.flatMap((b) => picks[q]!.map((o) => r.logprobs[b * options.length + o]!)));
+    const decided = await Promise.all(asked.map((a, q) => this.decide(a, rows(q), texts, session)));
     const all = [...decided, ...rated];
     const read = new Map(all.map((d) => [d.id, d.answers]));
     const promptTokens = scored.reduce((n, r) => n + r.promptTokens, 0) + all.reduce((n, d) => n + d.promptTokens, 0);
@@ -124,7 +130,7 @@ export class SystemOne {
         id,
         type: 'noul',
         question: q,
-        branch: yesNo.branch(instructions ?? BARE_NOUL, hintsOf(q)),
+        branches: [yesNo.branch(instructions ?? BARE_NOUL, hintsOf(q))],
         options: yesNo.options,
       };
     }
@@ -135,12 +141,12 @@ export class SystemOne {
       question: q,
       labels,
       ...(instructions === undefined ? {} : { instructions }),
-      branch: classify.branch(labels, instructions),
+      branches: classify.branches(labels, instructions),
       options: classify.options(labels),
     };
   }
 
-  /** A question's answer for each state from its first reading's `rows`, as its decision settles it. */
+  /** A question's answer for each state from its reading's `rows`, as its decision settles it. */
   private async decide(
     a: QuestionBranch,
     rows: number[][],

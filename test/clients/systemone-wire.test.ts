@@ -209,7 +209,7 @@ t.test('a batch whose choice prior passes the token budget is refused, and the p
   // Two long states fit the request's token budget; the choice's content-free prior is a second
   // job charged after them, which passes it somewhere in this sweep (a fresh option set each time,
   // so the prior is never cached). The states' job must then be cancelled, not left to crash.
-  for (let n = 3300; n <= 4000; n += 70) {
+  for (let n = 3000; n <= 3700; n += 70) {
     const questions = { pick: { type: 'choice', criteria: { [`Alpha ${n}`]: null, [`Beta ${n}`]: null } } };
     const res = await post(
       `${url}/batch`,

@@ -113,6 +113,16 @@ t.test('a score reads its question: a cancelled subscription is a higher churn r
   t.ok(cancelled! > praise!, `expected levels ${cancelled} and ${praise}`);
 });
 
+t.test('a choice answers the same whatever order its options come in', async (t) => {
+  const reversed = { type: 'choice' as const, criteria: Object.fromEntries(Object.entries(TEAMS).reverse()) };
+  const out = await systemOne(TEXTS, { team: reversed });
+  out.body.forEach((a, i) => {
+    const got = (a.team as { probabilities: Record<string, number> }).probabilities;
+    const first = (answers[i]!.team as { probabilities: Record<string, number> }).probabilities;
+    for (const name of Object.keys(TEAMS)) t.ok(Math.abs(got[name]! - first[name]!) <= 1e-6, `text ${i} ${name}`);
+  });
+});
+
 t.test('a noul and a choice share the state: one request reads fewer tokens than the three routes', async (t) => {
   const one = await systemOne(TEXTS.slice(0, 1), QUESTIONS);
   const alone = await Promise.all([
