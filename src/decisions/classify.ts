@@ -9,6 +9,7 @@
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
+import { costOf, type Cost } from './cost.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { LabelJobs, type LabelOrders } from './label-jobs.js';
 import { calibrated, LabelPriors } from './label-priors.js';
@@ -43,12 +44,6 @@ function gap(z: number[]): number {
 
 function mean(zs: number[][]): number[] {
   return zs[0]!.map((_, i) => zs.reduce((s, z) => s + z[i]!, 0) / zs.length);
-}
-
-/** What a classification costs on the model beyond the label set's cached prior. */
-export interface Cost {
-  promptTokens: number;
-  decodeMs: number;
 }
 
 /** How a classification is asked beyond its labels. */
@@ -137,10 +132,7 @@ export class Classify {
       ]);
       close.forEach((i, j) => {
         z[i] = mean(rows(calibrated(again[j]!.logprobs, ownPrior), labels.length));
-        cost[i] = {
-          promptTokens: cost[i]!.promptTokens + again[j]!.promptTokens,
-          decodeMs: cost[i]!.decodeMs + again[j]!.decodeMs,
-        };
+        cost[i] = costOf(cost[i], again[j]);
       });
     }
     return { results: z.map((zi, i) => this.decide(labels, withEvidence(zi, i))), cost };
@@ -160,11 +152,7 @@ export class Classify {
   ): Promise<{ results: ClassifyResult[]; cost: Cost[] }> {
     const { z, first, read } = await this.optionReadings(session, texts, labels, readout.layer);
     const results = z.map((zi, i) => this.result(labels, normalise(withEvidence(readout.scores(zi, read[i]!), i))));
-    const cost = first.map((r, i) => ({
-      promptTokens: r.promptTokens + read[i]!.promptTokens,
-      decodeMs: r.decodeMs + read[i]!.decodeMs,
-    }));
-    return { results, cost };
+    return { results, cost: first.map((r, i) => costOf(r, read[i])) };
   }
 
   /**
@@ -247,8 +235,4 @@ export class Classify {
 /** The orders a label set is listed in: its own, unless it is too long to list more than once. */
 function ordersOf(labels: Label[]): LabelOrders {
   return labels.length > OWN_ORDERS_UP_TO ? 'asked' : 'own';
-}
-
-function costOf(r: ScoreResult | undefined): Cost {
-  return { promptTokens: r?.promptTokens ?? 0, decodeMs: r?.decodeMs ?? 0 };
 }

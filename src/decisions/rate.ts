@@ -8,7 +8,7 @@
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
-import type { Cost } from './classify.js';
+import { costOf, type Cost } from './cost.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { RateJobs } from './rate-job.js';
 import { shaped, textsOf } from './texts.js';
@@ -63,16 +63,13 @@ export class Rate {
       const { z, first, read } = await this.levelReadings(score, texts, scale, [readout.layer], question);
       return {
         results: z.map((zi, i) => rated(scale, normalise(readout.scores(zi, read[i]!)))),
-        cost: first.map((r, i) => ({
-          promptTokens: r.promptTokens + read[i]!.promptTokens,
-          decodeMs: r.decodeMs + read[i]!.decodeMs,
-        })),
+        cost: first.map((r, i) => costOf(r, read[i])),
       };
     }
     const scored = await score(texts.map((text) => this.jobs.job(text, scale, question)));
     return {
       results: scored.map((r) => rated(scale, normalise(this.zeroShot(r, scale)))),
-      cost: scored.map((r) => ({ promptTokens: r.promptTokens, decodeMs: r.decodeMs })),
+      cost: scored.map((r) => costOf(r)),
     };
   }
 

@@ -8,6 +8,7 @@
 // applied (heads.ts).
 import type { ScoreJob } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
+import { costOf } from '../decisions/cost.js';
 import { LabelJobs } from '../decisions/label-jobs.js';
 import type { Label } from '../decisions/labels.js';
 import { claimLines, Prompt } from '../decisions/prompt.js';
@@ -65,11 +66,7 @@ export class HeadReader {
       hidden: r.hidden!.slice(0, dim),
       base: words.map((ws) => Math.log(ws.reduce((s, w) => s + Math.exp(r.logprobs[w.option]!) / w.sharedBy, 0))),
     }));
-    return {
-      readings,
-      promptTokens: scored.reduce((t, r) => t + r.promptTokens, 0),
-      decodeMs: scored.reduce((t, r) => t + r.decodeMs, 0),
-    };
+    return { readings, ...costOf(...scored) };
   }
 
   private async jobs(session: Session, sig: Signature, texts: string[], values?: string[]) {
