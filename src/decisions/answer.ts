@@ -2,6 +2,7 @@
 // tokens may be written), or null when the model's "None" is likelier than the best span.
 import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
+import { promptTokensOf } from './cost.js';
 import { Prompt } from './prompt.js';
 import { logit, sigmoid } from './distribution.js';
 import { numberIn } from './numbers.js';
@@ -88,7 +89,7 @@ export class Answer {
     return {
       body,
       inputChars: charsOf(input.text, input.texts) + charsOf(input.question, input.questions) * texts.length,
-      inputTokens: found.reduce((n, r) => n + r.promptTokens, 0),
+      inputTokens: promptTokensOf(found),
     };
   }
 }

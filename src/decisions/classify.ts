@@ -9,7 +9,7 @@
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
-import { costOf, type Cost } from './cost.js';
+import { costOf, promptTokensOf, type Cost } from './cost.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { LabelJobs, type LabelOrders } from './label-jobs.js';
 import { calibrated, LabelPriors } from './label-priors.js';
@@ -227,7 +227,7 @@ export class Classify {
     return {
       body: shaped(results, list),
       inputChars,
-      inputTokens: cost.reduce((n, c) => n + c.promptTokens, 0),
+      inputTokens: promptTokensOf(cost),
     };
   }
 }

@@ -12,3 +12,8 @@ export function costOf(...readings: (Cost | undefined)[]): Cost {
     decodeMs: readings.reduce((n, r) => n + (r?.decodeMs ?? 0), 0),
   };
 }
+
+/** The prompt tokens the given readings read together: what a request is billed for as input. */
+export function promptTokensOf(readings: readonly { promptTokens: number }[]): number {
+  return readings.reduce((n, r) => n + r.promptTokens, 0);
+}

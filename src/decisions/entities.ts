@@ -3,6 +3,7 @@
 import type { SpanResult } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
+import { promptTokensOf } from './cost.js';
 import { labelChars, labelsOf, type Label } from './labels.js';
 import { Prompt } from './prompt.js';
 import { Source } from './source.js';
@@ -72,7 +73,7 @@ export class Entities {
         list,
       ),
       inputChars: charsOf(input.text, input.texts) + labelChars(types) * texts.length,
-      inputTokens: found.reduce((n, r) => n + r.promptTokens, 0),
+      inputTokens: promptTokensOf(found),
     };
   }
 }

@@ -5,6 +5,7 @@
 import type { Engine, Session } from '../engine/engine.js';
 import type { SpanJob, SpanResult, ScoreJob, ScoreResult } from '../binding.js';
 import { charsOf, type BilledBody } from './billing.js';
+import { promptTokensOf } from './cost.js';
 import { argmax, normalise } from './distribution.js';
 import { Prompt } from './prompt.js';
 import { fieldsOf, type Field } from './schema-fields.js';
@@ -199,7 +200,7 @@ export class Extract {
     otherChoices.forEach(({ f }, j) => values.set(f, f.options![argmax(normalise(scores[j]!.logprobs))]));
     const data: Record<string, unknown> = Object.create(null);
     for (const f of fields) setPath(data, f.path, f.kind === 'objects' ? [] : (values.get(f) ?? null));
-    return { data, tokens: [...spans, ...scores].reduce((n, r) => n + r.promptTokens, 0) };
+    return { data, tokens: promptTokensOf([...spans, ...scores]) };
   }
 }
 

@@ -8,7 +8,7 @@
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
-import { costOf, type Cost } from './cost.js';
+import { costOf, promptTokensOf, type Cost } from './cost.js';
 import { argmax, calibration, confidence, normalise, temperature } from './distribution.js';
 import { RateJobs } from './rate-job.js';
 import { shaped, textsOf } from './texts.js';
@@ -45,7 +45,7 @@ export class Rate {
       return { body: shaped(results, list), inputChars, inputTokens: byHead.promptTokens, heads: [byHead.head] };
     }
     const { results, cost } = await this.rated((jobs) => session.score(jobs), texts, input.scale);
-    return { body: shaped(results, list), inputChars, inputTokens: cost.reduce((n, c) => n + c.promptTokens, 0) };
+    return { body: shaped(results, list), inputChars, inputTokens: promptTokensOf(cost) };
   }
 
   /**

@@ -13,6 +13,7 @@ import type { ScoreJob } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
 import type { Content, Question } from '../api/systemone.js';
 import { charsOf, type BilledBody } from './billing.js';
+import { promptTokensOf } from './cost.js';
 import type { Classify, ClassifyResult } from './classify.js';
 import type { Label } from './labels.js';
 import type { Rate } from './rate.js';
@@ -85,7 +86,7 @@ export class SystemOne {
     const decided = await Promise.all(asked.map((a, q) => this.decide(a, rows(q), texts, session)));
     const all = [...decided, ...rated];
     const read = new Map(all.map((d) => [d.id, d.answers]));
-    const promptTokens = scored.reduce((n, r) => n + r.promptTokens, 0) + all.reduce((n, d) => n + d.promptTokens, 0);
+    const promptTokens = promptTokensOf(scored) + promptTokensOf(all);
     const body = texts.map((_, s) => {
       const answered = new Map([...read].map(([id, answers]) => [id, answers[s]!]));
       return Object.fromEntries(
@@ -101,7 +102,7 @@ export class SystemOne {
       inputChars:
         charsOf(texts) +
         open.reduce((n, [, q]) => n + render(q.instructions ?? '').length + criteriaChars(q), 0) * states.length,
-      inputTokens: promptTokens + [...byHeads.values()].reduce((n, l) => n + l.promptTokens, 0),
+      inputTokens: promptTokens + promptTokensOf([...byHeads.values()]),
       ...(heads.length > 0 ? { heads } : {}),
     };
   }
@@ -162,7 +163,7 @@ export class SystemOne {
     }
     const asked = { first: rows, ...(a.instructions === undefined ? {} : { question: a.instructions }) };
     const { results, cost } = await this.decisions.classify.classified(session, texts, a.labels, asked);
-    return { id: a.id, answers: results.map(choiceAnswer), promptTokens: cost.reduce((n, c) => n + c.promptTokens, 0) };
+    return { id: a.id, answers: results.map(choiceAnswer), promptTokens: promptTokensOf(cost) };
   }
 
   /** A score's answer for each state, as rate decides it. */
@@ -178,7 +179,7 @@ export class SystemOne {
     return {
       id,
       answers: results.map((r) => scoreOf(q, r.scores)),
-      promptTokens: cost.reduce((n, c) => n + c.promptTokens, 0),
+      promptTokens: promptTokensOf(cost),
     };
   }
 }

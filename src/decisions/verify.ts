@@ -6,6 +6,7 @@
 import type { SpanResult } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
 import { charsOf, type BilledBody } from './billing.js';
+import { promptTokensOf } from './cost.js';
 import { calibration, platt } from './distribution.js';
 import { numberIn } from './numbers.js';
 import { Prompt } from './prompt.js';
@@ -86,7 +87,7 @@ export class Verify {
       inputChars:
         charsOf(input.text, input.texts) +
         (charsOf(input.field.name, input.field.description) + value.length) * texts.length,
-      inputTokens: found.reduce((n, r) => n + r.promptTokens, 0) + (byHead?.promptTokens ?? 0),
+      inputTokens: promptTokensOf(found) + (byHead?.promptTokens ?? 0),
       ...(byHead ? { heads: [byHead.head] } : {}),
     };
   }

@@ -3,6 +3,7 @@
 import type { Engine, Session } from '../engine/engine.js';
 import { ERRORS } from '../errors.js';
 import { charsOf, type BilledBody } from './billing.js';
+import { promptTokensOf } from './cost.js';
 import { calibration, platt } from './distribution.js';
 import { claimLines, Prompt } from './prompt.js';
 import { Reading } from './reading.js';
@@ -139,7 +140,7 @@ export class YesNo {
         input.when_true,
         input.when_false,
       ),
-      inputTokens: scored.reduce((n, r) => n + r.promptTokens, 0) + headed.promptTokens,
+      inputTokens: promptTokensOf(scored) + headed.promptTokens,
       ...(headed.ids.length > 0 ? { heads: headed.ids } : {}),
     };
   }
