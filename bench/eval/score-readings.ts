@@ -1,7 +1,9 @@
 // Which reading a score keeps: the development sets' rate items and JevBench's score questions
 // (jevbench-240's base cases against its gold, as bench/eval/jevbench.ts scores them), each read
 // on the default model as `--readings` asks: `shipped` (rate with its trained readout over the
-// levels), `zero-shot` (rate's reading alone, the readout's input), `as-choice` (the level words
+// levels, the scale read as listed and reversed and each level's two scores averaged),
+// `as-listed` (the same over the scale as listed alone: rate before 2026-12-07), `zero-shot` and
+// `zero-shot-as-listed` (rate's reading alone, the readout's input, likewise), `as-choice` (the level words
 // as classify's labels, the question after the text, classify's priors and re-reading),
 // `as-statements` (each level a yes-no statement over the shared reading, "The answer to
 // "<question>" is: <level>", the level with the highest P(true)) and `as-statements-scaled` (the
@@ -34,7 +36,10 @@ import { recordRun } from '../harness.js';
 const { values } = parseArgs({
   options: {
     'per-domain': { type: 'string', default: '10' },
-    readings: { type: 'string', default: 'shipped,zero-shot,as-choice,as-statements,as-statements-scaled' },
+    readings: {
+      type: 'string',
+      default: 'shipped,as-listed,zero-shot,zero-shot-as-listed,as-choice,as-statements,as-statements-scaled',
+    },
     gold: { type: 'string' },
   },
 });
@@ -64,7 +69,7 @@ const score = (jobs: ScoreJob[]) => scoreRound(engine, jobs);
 
 const items: Item[] = [...devRateItems(), ...jevbench(Number(values['per-domain']))];
 const READINGS = values.readings.split(',');
-const asksRate = READINGS.includes('shipped') || READINGS.includes('zero-shot'); // rate's own two jobs
+const asksRate = READINGS.some((k) => ['shipped', 'as-listed', 'zero-shot', 'zero-shot-as-listed'].includes(k)); // rate's own jobs
 const asksShared = READINGS.some((k) => k.startsWith('shared-')); // rate after the shared reading
 type Picks = Record<string, number[]>;
 const yesNo = new YesNo(engine);
@@ -101,17 +106,26 @@ async function shared(item: Item): Promise<{ z: number[]; readout: number[] }> {
   return { z: normalise(z), readout: normalise(readout!.scores(z, read!)) };
 }
 const rows: { item: Item; p: Picks }[] = [];
-let shippedMs = 0; // the shipped reading's two jobs, summed over the items (a cold prefill of each text)
+let shippedMs = 0; // the shipped reading's jobs (both orders), summed over the items (two cold prefills of each text)
 let sharedMs = 0; // the shared reading's two jobs, likewise
 const started = performance.now();
 for (const [n, item] of items.entries()) {
   const p: Picks = {};
   if (asksRate) {
     const t0 = performance.now();
-    const { z, read } = await rate.levelReadings(score, [item.text], item.scale, [readout.layer], item.question);
-    p.shipped = normalise(readout.scores(z[0]!, read[0]!));
-    p['zero-shot'] = normalise(z[0]!);
+    // The scale as listed and reversed, as rate reads it; each reversed level's score mapped back.
+    const listed = await rate.levelReadings(score, [item.text], item.scale, [readout.layer], item.question);
+    const back = await rate.levelReadings(score, [item.text], item.scale.toReversed(), [readout.layer], item.question);
     shippedMs += performance.now() - t0;
+    const z = listed.z[0]!;
+    const zBack = back.z[0]!.toReversed();
+    const s = readout.scores(z, listed.read[0]!);
+    const sBack = readout.scores(back.z[0]!, back.read[0]!).toReversed();
+    const mean = (xs: number[], ys: number[]) => xs.map((x, k) => (x + ys[k]!) / 2);
+    p.shipped = normalise(mean(s, sBack));
+    p['as-listed'] = normalise(s);
+    p['zero-shot'] = normalise(mean(z, zBack));
+    p['zero-shot-as-listed'] = normalise(z);
   }
   if (READINGS.includes('as-choice')) {
     const labels = item.scale.map((name) => ({ name }));
