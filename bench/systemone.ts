@@ -1,27 +1,22 @@
 // System One benchmark: POST /v1/systemone with three questions (a noul, a 5-option choice, a
 // 4-level score) on a 300-character state, against one yes-no call on the same text, and with
 // twelve questions (8 nouls, 3 choices, a score: a JevBench case's mix) on a 600-character state
-// (issue 55's figure), interleaved in one run so all see the same machine. Prints a table and writes its run into
+// (issue 55's figure), interleaved in one run so all see the same machine, on the service as it
+// ships (its readouts loaded). Prints a table and writes its run into
 // bench/results/systemone.json.
 //
 //   node dist/bench/systemone.js [--runs 20]
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
-import { Engine } from '../src/engine/engine.js';
-import { serviceOf } from '../src/service.js';
-import { resolveModel } from '../src/models/store.js';
-import { post, recordRun, serveService, update300 } from './harness.js';
+import { post, recordRun, serveInProcess, update300 } from './harness.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' } } });
 const runs = Number(values.runs);
 
+// The service as `npm start` opens it: the default model with its shipped readouts.
 const config = loadConfig(process.env, { port: 0, logLevel: 'silent' });
-const [modelPath, encoderPath] = await Promise.all([
-  resolveModel(config.model, { path: config.modelPath }),
-  config.encoder === 'none' ? undefined : resolveModel(config.encoder),
-]);
-const engine = await Engine.open({ ...config, modelPath, encoderPath });
-const server = await serveService(serviceOf(engine), config);
+const server = await serveInProcess(config);
+const { engine } = server.service;
 const base = server.url;
 
 const QUESTIONS = {

@@ -2,8 +2,9 @@
 // (jevbench-240's base cases against its gold, as bench/eval/jevbench.ts scores them), each read
 // on the default model as `--readings` asks: `shipped` (rate with its trained readout over the
 // levels, the scale read as listed and reversed and each level's two scores averaged),
-// `as-listed` (the same over the scale as listed alone: rate before 2026-12-07), `zero-shot` and
-// `zero-shot-as-listed` (rate's reading alone, the readout's input, likewise), `as-choice` (the level words
+// `as-listed` (the same over the scale as listed alone: rate before 2026-12-07), `zero-shot`
+// (rate's reading alone, the readout's input, as listed: rate without a readout),
+// `zero-shot-both-ways` (the same averaged over both ways round), `as-choice` (the level words
 // as classify's labels, the question after the text, classify's priors and re-reading),
 // `as-statements` (each level a yes-no statement over the shared reading, "The answer to
 // "<question>" is: <level>", the level with the highest P(true)) and `as-statements-scaled` (the
@@ -38,7 +39,7 @@ const { values } = parseArgs({
     'per-domain': { type: 'string', default: '10' },
     readings: {
       type: 'string',
-      default: 'shipped,as-listed,zero-shot,zero-shot-as-listed,as-choice,as-statements,as-statements-scaled',
+      default: 'shipped,as-listed,zero-shot,zero-shot-both-ways,as-choice,as-statements,as-statements-scaled',
     },
     gold: { type: 'string' },
   },
@@ -69,7 +70,7 @@ const score = (jobs: ScoreJob[]) => scoreRound(engine, jobs);
 
 const items: Item[] = [...devRateItems(), ...jevbench(Number(values['per-domain']))];
 const READINGS = values.readings.split(',');
-const asksRate = READINGS.some((k) => ['shipped', 'as-listed', 'zero-shot', 'zero-shot-as-listed'].includes(k)); // rate's own jobs
+const asksRate = READINGS.some((k) => ['shipped', 'as-listed', 'zero-shot', 'zero-shot-both-ways'].includes(k)); // rate's own jobs
 const asksShared = READINGS.some((k) => k.startsWith('shared-')); // rate after the shared reading
 type Picks = Record<string, number[]>;
 const yesNo = new YesNo(engine);
@@ -124,8 +125,8 @@ for (const [n, item] of items.entries()) {
     const mean = (xs: number[], ys: number[]) => xs.map((x, k) => (x + ys[k]!) / 2);
     p.shipped = normalise(mean(s, sBack));
     p['as-listed'] = normalise(s);
-    p['zero-shot'] = normalise(mean(z, zBack));
-    p['zero-shot-as-listed'] = normalise(z);
+    p['zero-shot'] = normalise(z);
+    p['zero-shot-both-ways'] = normalise(mean(z, zBack));
   }
   if (READINGS.includes('as-choice')) {
     const labels = item.scale.map((name) => ({ name }));

@@ -50,10 +50,12 @@ export class Rate {
 
   /**
    * Rates every text with `score` (a session's rounds): the zero-shot reading, read again by the
-   * trained readout when there is one; `question`: the asker's own, read after the text. The scale
-   * is read as listed and reversed (both readings in parallel), and each level's score is the mean
-   * of its two: a level is scored by its words wherever it is listed, so a scale given the other
-   * way round gets the same probability per level (JevBench's option_permutation), by construction.
+   * trained readout when there is one; `question`: the asker's own, read after the text. With the
+   * readout, the scale is read as listed and reversed (side by side) and each level's score is the
+   * mean of its two: a level is scored by its words wherever it is listed, so a scale given the
+   * other way round gets the same probability per level (JevBench's option_permutation). Zero-shot,
+   * reading it reversed too lost decisions (docs/capabilities.md, "A scale read both ways round"),
+   * so it is read as listed.
    */
   async rated(
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
@@ -63,14 +65,14 @@ export class Rate {
   ): Promise<{ results: RateResult[]; cost: Cost[] }> {
     const [listed, reversed] = await Promise.all([
       this.levelScores(score, texts, scale, question),
-      this.levelScores(score, texts, scale.toReversed(), question),
+      this.readout ? this.levelScores(score, texts, scale.toReversed(), question) : undefined,
     ]);
     return {
       results: listed.scores.map((s, i) => {
-        const back = reversed.scores[i]!.toReversed();
-        return rated(scale, normalise(s.map((x, k) => (x + back[k]!) / 2)));
+        const back = reversed?.scores[i]!.toReversed();
+        return rated(scale, normalise(back ? s.map((x, k) => (x + back[k]!) / 2) : s));
       }),
-      cost: listed.cost.map((c, i) => costOf(c, reversed.cost[i])),
+      cost: listed.cost.map((c, i) => costOf(c, reversed?.cost[i])),
     };
   }
 
