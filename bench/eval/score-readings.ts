@@ -1,10 +1,9 @@
 // Which reading a score keeps: the development sets' rate items and JevBench's score questions
 // (jevbench-240's base cases against its gold, as bench/eval/jevbench.ts scores them), each read
 // on the default model as `--readings` asks: `shipped` (rate with its trained readout over the
-// levels, the scale read as listed and reversed and each level's two scores averaged),
-// `as-listed` (the same over the scale as listed alone: rate before 2026-12-07), `zero-shot`
-// (rate's reading alone, the readout's input, as listed: rate without a readout),
-// `zero-shot-both-ways` (the same averaged over both ways round), `as-choice` (the level words
+// levels), `both-ways` (the same over the scale as listed and reversed, each level's two scores
+// averaged: measured, not kept), `zero-shot` (rate's reading alone, the readout's input) and
+// `zero-shot-both-ways` (the same both ways round), `as-choice` (the level words
 // as classify's labels, the question after the text, classify's priors and re-reading),
 // `as-statements` (each level a yes-no statement over the shared reading, "The answer to
 // "<question>" is: <level>", the level with the highest P(true)) and `as-statements-scaled` (the
@@ -39,7 +38,7 @@ const { values } = parseArgs({
     'per-domain': { type: 'string', default: '10' },
     readings: {
       type: 'string',
-      default: 'shipped,as-listed,zero-shot,zero-shot-both-ways,as-choice,as-statements,as-statements-scaled',
+      default: 'shipped,both-ways,zero-shot,zero-shot-both-ways,as-choice,as-statements,as-statements-scaled',
     },
     gold: { type: 'string' },
   },
@@ -70,7 +69,7 @@ const score = (jobs: ScoreJob[]) => scoreRound(engine, jobs);
 
 const items: Item[] = [...devRateItems(), ...jevbench(Number(values['per-domain']))];
 const READINGS = values.readings.split(',');
-const asksRate = READINGS.some((k) => ['shipped', 'as-listed', 'zero-shot', 'zero-shot-both-ways'].includes(k)); // rate's own jobs
+const asksRate = READINGS.some((k) => ['shipped', 'both-ways', 'zero-shot', 'zero-shot-both-ways'].includes(k)); // rate's own jobs
 const asksShared = READINGS.some((k) => k.startsWith('shared-')); // rate after the shared reading
 type Picks = Record<string, number[]>;
 const yesNo = new YesNo(engine);
@@ -107,14 +106,14 @@ async function shared(item: Item): Promise<{ z: number[]; readout: number[] }> {
   return { z: normalise(z), readout: normalise(readout!.scores(z, read!)) };
 }
 const rows: { item: Item; p: Picks }[] = [];
-let shippedMs = 0; // the shipped reading's jobs (both orders), summed over the items (two cold prefills of each text)
+let shippedMs = 0; // rate's jobs, both ways round, summed over the items (two cold prefills of each text)
 let sharedMs = 0; // the shared reading's two jobs, likewise
 const started = performance.now();
 for (const [n, item] of items.entries()) {
   const p: Picks = {};
   if (asksRate) {
     const t0 = performance.now();
-    // The scale as listed and reversed, as rate reads it; each reversed level's score mapped back.
+    // The scale as listed and reversed; each reversed level's score mapped back to its place.
     const listed = await rate.levelReadings(score, [item.text], item.scale, [readout.layer], item.question);
     const back = await rate.levelReadings(score, [item.text], item.scale.toReversed(), [readout.layer], item.question);
     shippedMs += performance.now() - t0;
@@ -123,8 +122,8 @@ for (const [n, item] of items.entries()) {
     const s = readout.scores(z, listed.read[0]!);
     const sBack = readout.scores(back.z[0]!, back.read[0]!).toReversed();
     const mean = (xs: number[], ys: number[]) => xs.map((x, k) => (x + ys[k]!) / 2);
-    p.shipped = normalise(mean(s, sBack));
-    p['as-listed'] = normalise(s);
+    p.shipped = normalise(s);
+    p['both-ways'] = normalise(mean(s, sBack));
     p['zero-shot'] = normalise(z);
     p['zero-shot-both-ways'] = normalise(mean(z, zBack));
   }

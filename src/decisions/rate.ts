@@ -50,12 +50,7 @@ export class Rate {
 
   /**
    * Rates every text with `score` (a session's rounds): the zero-shot reading, read again by the
-   * trained readout when there is one; `question`: the asker's own, read after the text. With the
-   * readout, the scale is read as listed and reversed (side by side) and each level's score is the
-   * mean of its two: a level is scored by its words wherever it is listed, so a scale given the
-   * other way round gets the same probability per level (JevBench's option_permutation). Zero-shot,
-   * reading it reversed too lost decisions (docs/capabilities.md, "A scale read both ways round"),
-   * so it is read as listed.
+   * trained readout when there is one; `question`: the asker's own, read after the text.
    */
   async rated(
     score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
@@ -63,33 +58,19 @@ export class Rate {
     scale: string[],
     question?: string,
   ): Promise<{ results: RateResult[]; cost: Cost[] }> {
-    const [listed, reversed] = await Promise.all([
-      this.levelScores(score, texts, scale, question),
-      this.readout ? this.levelScores(score, texts, scale.toReversed(), question) : undefined,
-    ]);
-    return {
-      results: listed.scores.map((s, i) => {
-        const back = reversed?.scores[i]!.toReversed();
-        return rated(scale, normalise(back ? s.map((x, k) => (x + back[k]!) / 2) : s));
-      }),
-      cost: listed.cost.map((c, i) => costOf(c, reversed?.cost[i])),
-    };
-  }
-
-  /** Each level's score (a log-probability, up to a constant) per text, with the scale as listed. */
-  private async levelScores(
-    score: (jobs: ScoreJob[]) => Promise<ScoreResult[]>,
-    texts: string[],
-    scale: string[],
-    question?: string,
-  ): Promise<{ scores: number[][]; cost: Cost[] }> {
     if (this.readout) {
       const readout = this.readout;
       const { z, first, read } = await this.levelReadings(score, texts, scale, [readout.layer], question);
-      return { scores: z.map((zi, i) => readout.scores(zi, read[i]!)), cost: first.map((r, i) => costOf(r, read[i])) };
+      return {
+        results: z.map((zi, i) => rated(scale, normalise(readout.scores(zi, read[i]!)))),
+        cost: first.map((r, i) => costOf(r, read[i])),
+      };
     }
     const scored = await score(texts.map((text) => this.jobs.job(text, scale, question)));
-    return { scores: scored.map((r) => this.zeroShot(r, scale)), cost: scored.map((r) => costOf(r)) };
+    return {
+      results: scored.map((r) => rated(scale, normalise(this.zeroShot(r, scale)))),
+      cost: scored.map((r) => costOf(r)),
+    };
   }
 
   /** The levels' calibrated log-probabilities (up to a constant): the zero-shot reading. */
