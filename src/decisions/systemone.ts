@@ -71,8 +71,9 @@ export class SystemOne {
     const branches = asked.flatMap((a) => a.branches);
     let next = 0;
     const at = asked.map((a) => a.branches.map(() => next++));
-    const jobs = (asked.length === 0 ? [] : texts).map((text) => ({
-      prefix: this.reading.prefix(text),
+    const excerpts = (asked.length === 0 ? [] : texts).map((text) => this.reading.reader.sample(text));
+    const jobs = excerpts.map((excerpt) => ({
+      prefix: this.reading.prefix(excerpt.original, excerpt),
       branches,
       options,
     }));
@@ -83,10 +84,28 @@ export class SystemOne {
     // Each question's rows, one per state: its own options in each of its branches, one after another.
     const rows = (q: number) =>
       scored.map((r) => at[q]!.flatMap((b) => picks[q]!.map((o) => r.logprobs[b * options.length + o]!)));
-    const decided = await Promise.all(asked.map((a, q) => this.decide(a, rows(q), texts, session)));
+    // A noul is yes-no's decision, comparisons included: read once per state for all of them.
+    const { yesNo } = this.decisions;
+    const nouls = asked.flatMap((a, q) => (a.type === 'noul' ? [{ a, q, statement: statementOf(a.question) }] : []));
+    const compared = await yesNo.compared(
+      session,
+      jobs.map((job, s) => ({
+        prefix: job.prefix,
+        text: excerpts[s]!.text,
+        statements: nouls.filter(({ a }) => a.type === 'noul' && !hasHints(a.question)).map((n) => n.statement),
+        direct: (statement) => yesNo.probability(rows(nouls.find((n) => n.statement === statement)!.q)[s]!),
+      })),
+    );
+    const computed = (a: QuestionBranch & { type: 'noul' }) => (s: number) =>
+      hasHints(a.question) ? undefined : compared.probability(s, statementOf(a.question));
+    const decided = await Promise.all(
+      asked.map((a, q) =>
+        a.type === 'noul' ? this.noul(a, rows(q), computed(a)) : this.choose(a, rows(q), texts, session),
+      ),
+    );
     const all = [...decided, ...rated];
     const read = new Map(all.map((d) => [d.id, d.answers]));
-    const promptTokens = promptTokensOf(scored) + promptTokensOf(all);
+    const promptTokens = promptTokensOf(scored) + promptTokensOf(compared.scored) + promptTokensOf(all);
     const body = texts.map((_, s) => {
       const answered = new Map([...read].map(([id, answers]) => [id, answers[s]!]));
       return Object.fromEntries(
@@ -131,7 +150,7 @@ export class SystemOne {
         id,
         type: 'noul',
         question: q,
-        branches: [yesNo.branch(instructions ?? BARE_NOUL, hintsOf(q))],
+        branches: [yesNo.branch(statementOf(q), hintsOf(q))],
         options: yesNo.options,
       };
     }
@@ -147,20 +166,29 @@ export class SystemOne {
     };
   }
 
-  /** A question's answer for each state from its reading's `rows`, as its decision settles it. */
-  private async decide(
-    a: QuestionBranch,
+  /** A noul's answer for each state: yes-no's reading of its `rows`, or `compared` where it is a comparison. */
+  private noul(
+    a: QuestionBranch & { type: 'noul' },
+    rows: number[][],
+    compared: (state: number) => number | undefined,
+  ): QuestionAnswers {
+    return {
+      id: a.id,
+      answers: rows.map((row, s) => ({
+        type: 'noul',
+        noul: compared(s) ?? this.decisions.yesNo.probability(row),
+      })),
+      promptTokens: 0,
+    };
+  }
+
+  /** A choice's answer for each state from its reading's `rows`, as classify settles it. */
+  private async choose(
+    a: QuestionBranch & { type: 'choice' },
     rows: number[][],
     texts: string[],
     session: Session,
   ): Promise<QuestionAnswers> {
-    if (a.type === 'noul') {
-      return {
-        id: a.id,
-        answers: rows.map((row) => ({ type: 'noul', noul: this.decisions.yesNo.probability(row) })),
-        promptTokens: 0,
-      };
-    }
     const asked = { first: rows, ...(a.instructions === undefined ? {} : { question: a.instructions }) };
     const { results, cost } = await this.decisions.classify.classified(session, texts, a.labels, asked);
     return { id: a.id, answers: results.map(choiceAnswer), promptTokens: promptTokensOf(cost) };
@@ -182,6 +210,16 @@ export class SystemOne {
       promptTokens: promptTokensOf(cost),
     };
   }
+}
+
+/** The statement a noul asks: its instructions, or BARE_NOUL. */
+function statementOf(q: Question & { type: 'noul' }): string {
+  return q.instructions == null ? BARE_NOUL : render(q.instructions);
+}
+
+/** Whether a noul's criteria define what makes it true or false (yes-no's hints). */
+function hasHints(q: Question & { type: 'noul' }): boolean {
+  return Object.keys(hintsOf(q)).length > 0;
 }
 
 /** A question's answer from a head's probabilities over its outcomes (yes-no: [false, true]). */

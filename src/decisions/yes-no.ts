@@ -1,9 +1,11 @@
 // yes-no: the probability that a statement is true of a text, from the model's log-probabilities
 // of answering "Yes" versus "No" after one shared prefill of the text.
+import type { ScoreResult } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
 import { ERRORS } from '../errors.js';
 import { charsOf, type BilledBody } from './billing.js';
 import { promptTokensOf } from './cost.js';
+import { Comparisons } from './comparison.js';
 import { calibration, platt } from './distribution.js';
 import { claimLines, Prompt } from './prompt.js';
 import { Reading } from './reading.js';
@@ -32,6 +34,7 @@ export interface Hints {
 export class YesNo {
   private readonly reading: Reading;
   private readonly withoutText: Prompt;
+  private readonly comparisons: Comparisons;
   /** The options every statement's branch reads: the case variants of Yes, then of No. */
   readonly options: Int32Array[];
 
@@ -42,6 +45,7 @@ export class YesNo {
     this.reading = new Reading(engine);
     this.withoutText = new Prompt(engine, SYSTEM_NO_TEXT);
     this.options = [...YES, ...NO].map((o) => this.reading.prompt.option(o));
+    this.comparisons = new Comparisons(this.reading.prompt);
   }
 
   /** The branch that asks `statement` of a text after the reading's prefix. */
@@ -55,6 +59,27 @@ export class YesNo {
     const yes = p.slice(0, YES.length).reduce((a, b) => a + b, 0);
     const no = p.slice(YES.length).reduce((a, b) => a + b, 0);
     return platt(calibration['yes-no'], Math.log(yes) - Math.log(no));
+  }
+
+  /**
+   * Each read text's statements' P(true): `direct` (its branch's probability), except for a
+   * statement that compares a quantity with a number (comparison.ts), which is read again in one job
+   * per text after the same `prefix` (the slot keeps its prefill) and computed. `statements` are the
+   * ones that may be read so: a statement with hints is the asker's own definition and is not.
+   */
+  async compared(
+    session: Session,
+    reads: { prefix: Int32Array; text: string; statements: string[]; direct: (statement: string) => number }[],
+  ): Promise<{ probability: (read: number, statement: string) => number; scored: ScoreResult[] }> {
+    const planned = reads.map((r) => this.comparisons.job(r.prefix, r.text, r.statements));
+    const jobs = planned.flatMap((p) => (p ? [p.job] : []));
+    const scored = jobs.length === 0 ? [] : await session.score(jobs);
+    let k = 0;
+    const computed = planned.map((p, i) => p && this.comparisons.probabilities(p, scored[k++]!, reads[i]!.direct));
+    return {
+      probability: (read, statement) => computed[read]?.get(statement) ?? reads[read]!.direct(statement),
+      scored,
+    };
   }
 
   async run(input: YesNoInput, session: Session): Promise<BilledBody<YesNoOutput>> {
@@ -107,16 +132,30 @@ export class YesNo {
       return [{ group: i, open, job }];
     });
     const scored = await session.score(jobs.map((j) => j.job));
-    const zeroShot = new Map(jobs.map((j, k) => [j.group, { open: j.open, logprobs: scored[k]!.logprobs }]));
+    const n = this.options.length;
+    const direct = (k: number) => (s: string) => {
+      const b = jobs[k]!.open.indexOf(s);
+      return this.probability(scored[k]!.logprobs.subarray(b * n, (b + 1) * n));
+    };
+    const withText = jobs.flatMap((j, k) => (groups[j.group]!.text === undefined ? [] : [k]));
+    const compared = await this.compared(
+      session,
+      withText.map((k) => ({
+        prefix: jobs[k]!.job.prefix,
+        text: read[jobs[k]!.group]!.text,
+        statements: Object.keys(hints).length > 0 ? [] : jobs[k]!.open,
+        direct: direct(k),
+      })),
+    );
+    const readOf = new Map(withText.map((k, r) => [jobs[k]!.group, r]));
+    const jobOf = new Map(jobs.map((j, k) => [j.group, k]));
 
     const judged = groups.map((g, i) =>
       g.statements.map((s) => {
         const p = g.text === undefined ? undefined : headed.decided.get(s)?.[i];
         if (p !== undefined) return { statement: s, answer: p >= 0.5, probability: p };
-        const z = zeroShot.get(i)!;
-        const n = this.options.length;
-        const b = z.open.indexOf(s);
-        const probability = this.probability(z.logprobs.subarray(b * n, (b + 1) * n));
+        const r = readOf.get(i);
+        const probability = r === undefined ? direct(jobOf.get(i)!)(s) : compared.probability(r, s);
         return { statement: s, answer: probability >= 0.5, probability };
       }),
     );
@@ -140,7 +179,7 @@ export class YesNo {
         input.when_true,
         input.when_false,
       ),
-      inputTokens: promptTokensOf(scored) + headed.promptTokens,
+      inputTokens: promptTokensOf(scored) + promptTokensOf(compared.scored) + headed.promptTokens,
       ...(headed.ids.length > 0 ? { heads: headed.ids } : {}),
     };
   }

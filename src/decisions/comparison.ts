@@ -1,0 +1,193 @@
+// A yes/no question that compares one quantity with a number ("Is the order worth more than $500?",
+// "Was it delivered within the last 30 days?", "Is the bill 3 or more months overdue?"). The model
+// reads which number of the text the question is about; the comparison itself is computed, since a
+// small model compares numbers little better than chance (docs/capabilities.md, "Comparisons").
+// Only a question with one comparison and no negation or conjunction is read this way: anything
+// else stays the model's reading alone.
+import type { ScoreJob, ScoreResult } from '../binding.js';
+import { numberIn } from './numbers.js';
+import type { Prompt } from './prompt.js';
+
+export type Operator = '>' | '>=' | '<' | '<=';
+
+/** A comparison a question asks: the quantity `op` `threshold`, in `unit` when the question names a time unit. */
+export interface Comparison {
+  op: Operator;
+  threshold: number;
+  unit?: TimeUnit;
+}
+
+/** A number the text states: as written (what the model is asked to reply), its value and time unit. */
+export interface Quantity {
+  written: string;
+  value: number;
+  unit?: TimeUnit;
+}
+
+type TimeUnit = 'minute' | 'hour' | 'day' | 'week' | 'month' | 'year';
+const DAYS: Record<TimeUnit, number> = {
+  minute: 1 / 1440,
+  hour: 1 / 24,
+  day: 1,
+  week: 7,
+  month: 365.25 / 12,
+  year: 365.25,
+};
+
+const WORD_NUMBER =
+  'zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|' +
+  'seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred';
+// A number as questions and texts write it: "$1,000", "30%", "2.5", "500,000", "3 million", "ten".
+const NUMBER = String.raw`\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*(?:thousand|million|billion)\b)?%?|\b(?:${WORD_NUMBER})\b`;
+const UNIT = String.raw`\s*(minutes?|hours?|days?|weeks?|months?|years?)?`;
+
+// [pattern, operator]: the number is the pattern's first group, its unit the second (or third).
+const PATTERNS: [RegExp, Operator][] = [
+  [new RegExp(String.raw`(?<!\bno )\b(?:more|greater|longer|older|later) than (${NUMBER})${UNIT}`, 'g'), '>'],
+  [new RegExp(String.raw`\b(?:over|above|exceeds?|exceeding) (${NUMBER})${UNIT}`, 'g'), '>'],
+  [new RegExp(String.raw`(?<!\bno )\b(?:less|fewer|shorter|younger|sooner) than (${NUMBER})${UNIT}`, 'g'), '<'],
+  [new RegExp(String.raw`\b(?:under|below) (${NUMBER})${UNIT}`, 'g'), '<'],
+  [new RegExp(String.raw`\b(?:at least|no less than|no fewer than) (${NUMBER})${UNIT}`, 'g'), '>='],
+  [new RegExp(String.raw`\b(?:at most|no more than|within(?: the (?:last|next|past))?) (${NUMBER})${UNIT}`, 'g'), '<='],
+  [
+    new RegExp(
+      String.raw`(${NUMBER})${UNIT}(?: [a-z]+){0,2} or (?:more|older|longer|higher|greater|above)\b${UNIT}`,
+      'g',
+    ),
+    '>=',
+  ],
+  [
+    new RegExp(
+      String.raw`(${NUMBER})${UNIT}(?: [a-z]+){0,2} or (?:less|fewer|under|below|sooner|earlier)\b${UNIT}`,
+      'g',
+    ),
+    '<=',
+  ],
+];
+// "more than once / twice": the count of times.
+const TIMES: [RegExp, Operator, number][] = [
+  [/\bmore than once\b/g, '>', 1],
+  [/\bmore than twice\b/g, '>', 2],
+  [/\bat least once\b/g, '>=', 1],
+  [/\bat least twice\b/g, '>=', 2],
+];
+const NEGATION = /\b(?:not|never|none|nor|neither|without)\b|n't\b|\bno\b(?! (?:more|less|fewer) than)/;
+// "or" other than in "N or more / or less", and "and" other than inside a number ("two hundred and ten").
+const CONJUNCTION =
+  /\band\b|\bor\b(?! (?:more|older|longer|higher|greater|above|less|fewer|under|below|sooner|earlier)\b)/;
+
+/** The comparison `question` asks, when it asks exactly one and nothing else; undefined otherwise. */
+export function comparisonIn(question: string): Comparison | undefined {
+  const q = question.toLowerCase();
+  if (NEGATION.test(q) || CONJUNCTION.test(q)) return undefined;
+  const found: Comparison[] = [];
+  for (const [pattern, op] of PATTERNS) {
+    for (const m of q.matchAll(pattern)) {
+      const threshold = valueOf(m[1]!);
+      if (threshold !== undefined) found.push({ op, threshold, ...unitOf(m[2] ?? m[3]) });
+    }
+  }
+  for (const [pattern, op, threshold] of TIMES) for (const _ of q.matchAll(pattern)) found.push({ op, threshold });
+  return found.length === 1 ? found[0] : undefined;
+}
+
+/** Every number `text` states, once per way it is written, in the order it first appears. */
+export function quantitiesIn(text: string): Quantity[] {
+  // Not a piece of a date, a time, a phone number or an identifier ("2026-03-01", "09:03", "459-2331").
+  const pattern = new RegExp(String.raw`(?<![\w/:.-])(${NUMBER})(?![\w/:-]|\.\d)${UNIT}`, 'gi');
+  const seen = new Map<string, Quantity>();
+  for (const m of text.matchAll(pattern)) {
+    const written = m[1]!.trim();
+    const value = valueOf(written);
+    if (value === undefined || seen.has(written)) continue;
+    seen.set(written, { written, value, ...unitOf(m[2]) });
+  }
+  return [...seen.values()];
+}
+
+/** Whether `q` satisfies `c`, converting between time units when both name one. */
+export function holds(c: Comparison, q: Quantity): boolean {
+  const value = c.unit && q.unit && c.unit !== q.unit ? (q.value * DAYS[q.unit]) / DAYS[c.unit] : q.value;
+  switch (c.op) {
+    case '>':
+      return value > c.threshold;
+    case '>=':
+      return value >= c.threshold;
+    case '<':
+      return value < c.threshold;
+    case '<=':
+      return value <= c.threshold;
+  }
+}
+
+function valueOf(written: string): number | undefined {
+  const bare = written.replace(/[$%]/g, '');
+  return numberIn(bare);
+}
+
+function unitOf(word: string | undefined): { unit?: TimeUnit } {
+  if (!word) return {};
+  return { unit: word.toLowerCase().replace(/s$/, '') as TimeUnit };
+}
+
+/** What the model is asked after the shared reading of a text, for a comparing question. */
+const ASK_QUANTITY =
+  'Which number in the text is the quantity this question is about? Reply with that number exactly as the ' +
+  'text writes it, or None if the text gives no such number.';
+const NONE = 'None';
+
+/** The comparing questions of one text, asked in one job after the text's shared reading. */
+export interface QuantityJob {
+  job: ScoreJob;
+  asked: { question: string; comparison: Comparison }[];
+  quantities: Quantity[];
+}
+
+/** Reads comparing questions: which number each is about, then the comparison computed. */
+export class Comparisons {
+  constructor(private readonly prompt: Prompt) {}
+
+  /**
+   * The job asking, after `prefix` (the shared reading of `text`, the part the model reads), which
+   * number each comparing question among `questions` is about; undefined when none compares or
+   * the text states no number.
+   */
+  job(prefix: Int32Array, text: string, questions: string[]): QuantityJob | undefined {
+    const asked = [...new Set(questions)].flatMap((question) => {
+      const comparison = comparisonIn(question);
+      return comparison ? [{ question, comparison }] : [];
+    });
+    const quantities = quantitiesIn(text);
+    if (asked.length === 0 || quantities.length === 0) return undefined;
+    // Each reply is scored to its end, so "2" is not read as the start of "2821".
+    const end = this.prompt.endOfTurn();
+    const options = [...quantities.map((q) => q.written), NONE].map((w) => concat(this.prompt.option(w), end));
+    const branches = asked.map(({ question }) => this.prompt.branch(`Question: ${question}\n${ASK_QUANTITY}`));
+    return { job: { prefix, branches, options }, asked, quantities };
+  }
+
+  /**
+   * Each asked question's P(true): the probability of the numbers that satisfy its comparison, and
+   * the probability that the text gives none times `direct` (the question read as yes-no reads it).
+   */
+  probabilities(planned: QuantityJob, result: ScoreResult, direct: (question: string) => number): Map<string, number> {
+    const n = planned.quantities.length + 1;
+    return new Map(
+      planned.asked.map(({ question, comparison }, b) => {
+        const row = Array.from(result.logprobs.subarray(b * n, (b + 1) * n));
+        const top = Math.max(...row);
+        const p = row.map((x) => Math.exp(x - top));
+        const total = p.reduce((a, x) => a + x, 0);
+        const held = planned.quantities.reduce((a, q, k) => a + (holds(comparison, q) ? p[k]! : 0), 0);
+        return [question, (held + p[n - 1]! * direct(question)) / total];
+      }),
+    );
+  }
+}
+
+function concat(a: Int32Array, b: Int32Array): Int32Array {
+  const out = new Int32Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
