@@ -17,7 +17,7 @@ export interface Comparison {
   unit?: TimeUnit;
 }
 
-/** A number the text states: as written (what the model is asked to reply), its value and time unit. */
+/** A number the text states: as written less any currency or percent sign (the reply), its value and time unit. */
 export interface Quantity {
   written: string;
   value: number;
@@ -97,7 +97,7 @@ export function quantitiesIn(text: string): Quantity[] {
   const pattern = new RegExp(String.raw`(?<![\w/:.-])(${NUMBER})(?![\w/:-]|\.\d)${UNIT}`, 'gi');
   const seen = new Map<string, Quantity>();
   for (const m of text.matchAll(pattern)) {
-    const written = m[1]!.trim();
+    const written = m[1]!.trim().replace(/[$%]/g, '');
     const value = valueOf(written);
     if (value === undefined || seen.has(written)) continue;
     seen.set(written, { written, value, ...unitOf(m[2]) });
@@ -130,17 +130,20 @@ function unitOf(word: string | undefined): { unit?: TimeUnit } {
   return { unit: word.toLowerCase().replace(/s$/, '') as TimeUnit };
 }
 
-/** What the model is asked after the shared reading of a text, for a comparing question. */
-const ASK_QUANTITY =
-  'Which number in the text is the quantity this question is about? Reply with that number exactly as the ' +
-  'text writes it, or None if the text gives no such number.';
-const NONE = 'None';
+/** What the model is asked after the shared reading of a text, for a comparing question; how its reply begins. */
+const ASK_QUANTITY = (question: string) =>
+  `Before answering "${question}", write the number from the text that the question is about, or none if ` +
+  'the text gives no such number.';
+const REPLY = 'The number from the text:';
+const NONE = ' none';
 
 /** The comparing questions of one text, asked in one job after the text's shared reading. */
 export interface QuantityJob {
   job: ScoreJob;
   asked: { question: string; comparison: Comparison }[];
   quantities: Quantity[];
+  /** Per option, the options that continue its tokens with no other option between (see probabilities). */
+  longer: number[][];
 }
 
 /** Reads comparing questions: which number each is about, then the comparison computed. */
@@ -159,30 +162,40 @@ export class Comparisons {
     });
     const quantities = quantitiesIn(text);
     if (asked.length === 0 || quantities.length === 0) return undefined;
-    // Each reply is scored to its end, so "2" is not read as the start of "2821".
-    const end = this.prompt.endOfTurn();
-    const options = [...quantities.map((q) => q.written), NONE].map((w) => concat(this.prompt.option(w), end));
-    const branches = asked.map(({ question }) => this.prompt.branch(`Question: ${question}\n${ASK_QUANTITY}`));
-    return { job: { prefix, branches, options }, asked, quantities };
+    const reply = this.prompt.option(REPLY);
+    const branches = asked.map(({ question }) => concat(this.prompt.branch(ASK_QUANTITY(question)), reply));
+    const options = [...quantities.map((q) => ` ${q.written}`), NONE].map((o) => this.prompt.option(o));
+    return { job: { prefix, branches, options }, asked, quantities, longer: longer(options) };
   }
 
   /**
    * Each asked question's P(true): the probability of the numbers that satisfy its comparison, and
    * the probability that the text gives none times `direct` (the question read as yes-no reads it).
+   * A number's score is that of its tokens, which "27" shares with "2": each option keeps what is
+   * left after the options that continue it ("2" what "26" and "27" do not take).
    */
   probabilities(planned: QuantityJob, result: ScoreResult, direct: (question: string) => number): Map<string, number> {
     const n = planned.quantities.length + 1;
     return new Map(
       planned.asked.map(({ question, comparison }, b) => {
-        const row = Array.from(result.logprobs.subarray(b * n, (b + 1) * n));
-        const top = Math.max(...row);
-        const p = row.map((x) => Math.exp(x - top));
+        const row = Array.from(result.logprobs.subarray(b * n, (b + 1) * n), Math.exp);
+        const p = row.map((x, k) => Math.max(0, x - planned.longer[k]!.reduce((a, j) => a + row[j]!, 0)));
         const total = p.reduce((a, x) => a + x, 0);
+        if (total === 0) return [question, direct(question)];
         const held = planned.quantities.reduce((a, q, k) => a + (holds(comparison, q) ? p[k]! : 0), 0);
         return [question, (held + p[n - 1]! * direct(question)) / total];
       }),
     );
   }
+}
+
+/** For each option, the options that continue its tokens with no other option between them. */
+function longer(options: Int32Array[]): number[][] {
+  const extends_ = (a: Int32Array, b: Int32Array) => a.length > b.length && b.every((t, i) => a[i] === t);
+  return options.map((o) => {
+    const above = options.flatMap((x, j) => (extends_(x, o) ? [j] : []));
+    return above.filter((j) => !above.some((k) => k !== j && extends_(options[j]!, options[k]!)));
+  });
 }
 
 function concat(a: Int32Array, b: Int32Array): Int32Array {

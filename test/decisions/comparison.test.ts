@@ -31,12 +31,12 @@ t.test('a text offers each number it states once, dates, times and identifiers a
   t.same(
     quantitiesIn(text).map((q) => [q.written, q.value, q.unit]),
     [
-      ['$262', 262, undefined],
+      ['262', 262, undefined],
       ['3', 3, 'day'],
       ['Two', 2, 'month'],
       ['11', 11, undefined],
       ['1.2 million', 1_200_000, undefined],
-      ['30%', 30, undefined],
+      ['30', 30, undefined],
       ['10,000', 10_000, undefined],
     ],
   );
