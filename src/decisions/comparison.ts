@@ -17,9 +17,13 @@ export interface Comparison {
   unit?: TimeUnit;
 }
 
-/** A number the text states: as written less any currency or percent sign (the reply), its value and time unit. */
+/**
+ * A number the text states: as written less any currency or percent sign, the ways a reply may
+ * write it (that, and as the text wrote it: "2821", "$2821"), its value and time unit.
+ */
 export interface Quantity {
   written: string;
+  forms: string[];
   value: number;
   unit?: TimeUnit;
 }
@@ -97,16 +101,19 @@ export function quantitiesIn(text: string): Quantity[] {
   const pattern = new RegExp(String.raw`(?<![\w/:.-])(${NUMBER})(?![\w/:-]|\.\d)${UNIT}`, 'gi');
   const seen = new Map<string, Quantity>();
   for (const m of text.matchAll(pattern)) {
-    const written = m[1]!.trim().replace(/[$%]/g, '');
+    const asWritten = m[1]!.trim();
+    const written = asWritten.replace(/[$%]/g, '');
     const value = valueOf(written);
-    if (value === undefined || seen.has(written)) continue;
-    seen.set(written, { written, value, ...unitOf(m[2]) });
+    const known = seen.get(written);
+    if (known && !known.forms.includes(asWritten)) known.forms.push(asWritten);
+    if (value === undefined || known) continue;
+    seen.set(written, { written, forms: [...new Set([written, asWritten])], value, ...unitOf(m[2]) });
   }
   return [...seen.values()];
 }
 
 /** Whether `q` satisfies `c`, converting between time units when both name one. */
-export function holds(c: Comparison, q: Quantity): boolean {
+export function holds(c: Comparison, q: Pick<Quantity, 'value' | 'unit'>): boolean {
   const value = c.unit && q.unit && c.unit !== q.unit ? (q.value * DAYS[q.unit]) / DAYS[c.unit] : q.value;
   switch (c.op) {
     case '>':
@@ -142,6 +149,8 @@ export interface QuantityJob {
   job: ScoreJob;
   asked: { question: string; comparison: Comparison }[];
   quantities: Quantity[];
+  /** The quantity each option but the last (none) writes. */
+  of: number[];
   /** Per option, the options that continue its tokens with no other option between (see probabilities). */
   longer: number[][];
 }
@@ -164,8 +173,15 @@ export class Comparisons {
     if (asked.length === 0 || quantities.length === 0) return undefined;
     const reply = this.prompt.option(REPLY);
     const branches = asked.map(({ question }) => concat(this.prompt.branch(ASK_QUANTITY(question)), reply));
-    const options = [...quantities.map((q) => ` ${q.written}`), NONE].map((o) => this.prompt.option(o));
-    return { job: { prefix, branches, options }, asked, quantities, longer: longer(options) };
+    const forms = quantities.flatMap((q, k) => q.forms.map((f) => ({ reply: ` ${f}`, of: k })));
+    const options = [...forms.map((f) => f.reply), NONE].map((o) => this.prompt.option(o));
+    return {
+      job: { prefix, branches, options },
+      asked,
+      quantities,
+      of: forms.map((f) => f.of),
+      longer: longer(options),
+    };
   }
 
   /**
@@ -175,14 +191,15 @@ export class Comparisons {
    * left after the options that continue it ("2" what "26" and "27" do not take).
    */
   probabilities(planned: QuantityJob, result: ScoreResult, direct: (question: string) => number): Map<string, number> {
-    const n = planned.quantities.length + 1;
+    const { quantities, of, longer } = planned;
+    const n = of.length + 1;
     return new Map(
       planned.asked.map(({ question, comparison }, b) => {
         const row = Array.from(result.logprobs.subarray(b * n, (b + 1) * n), Math.exp);
-        const p = row.map((x, k) => Math.max(0, x - planned.longer[k]!.reduce((a, j) => a + row[j]!, 0)));
+        const p = row.map((x, k) => Math.max(0, x - longer[k]!.reduce((a, j) => a + row[j]!, 0)));
         const total = p.reduce((a, x) => a + x, 0);
         if (total === 0) return [question, direct(question)];
-        const held = planned.quantities.reduce((a, q, k) => a + (holds(comparison, q) ? p[k]! : 0), 0);
+        const held = of.reduce((a, q, k) => a + (holds(comparison, quantities[q]!) ? p[k]! : 0), 0);
         return [question, (held + p[n - 1]! * direct(question)) / total];
       }),
     );

@@ -133,3 +133,19 @@ t.test('a noul and a choice share the state: one request reads fewer tokens than
   const three = alone.reduce((n, o) => n + o.inputTokens, 0);
   t.ok(one.inputTokens < three, `${one.inputTokens} tokens for the request, ${three} for the three routes`);
 });
+
+t.test('a comparing noul is yes-no asked the same: the number the text gives, compared', async (t) => {
+  const orders = [
+    'The order was for $2821 and arrived 7 days ago, with the wrong item inside.',
+    'I paid $262 for the groceries; they came 3 days after the promised date.',
+  ];
+  const question = 'Is the order worth more than $500?';
+  const out = await systemOne(orders, { high_value: { type: 'noul', instructions: question } });
+  const typed = (await decide(engine, s.yesNo, { texts: orders, statement: question })).body as {
+    results: YesNoResult[];
+  };
+  const p = out.body.map((a) => (a.high_value as { noul: number }).noul);
+  p.forEach((x, i) => close(t, x, typed.results[i]!.probability, `text ${i}`));
+  t.ok(p[0]! > 0.8, `$2821 is more than $500: ${p[0]}`);
+  t.ok(p[1]! < 0.2, `$262 is not: ${p[1]}`);
+});
