@@ -84,26 +84,29 @@ export class SystemOne {
     // Each question's rows, one per state: its own options in each of its branches, one after another.
     const rows = (q: number) =>
       scored.map((r) => at[q]!.flatMap((b) => picks[q]!.map((o) => r.logprobs[b * options.length + o]!)));
-    // A noul is yes-no's decision, comparisons included: read once per state for all of them.
+    // A noul is yes-no's decision, comparisons included (read once per state for all of them,
+    // beside the choices' further readings).
     const { yesNo } = this.decisions;
-    const nouls = asked.flatMap((a, q) => (a.type === 'noul' ? [{ a, q, statement: statementOf(a.question) }] : []));
-    const compared = await yesNo.compared(
-      session,
-      jobs.map((job, s) => ({
-        prefix: job.prefix,
-        text: excerpts[s]!.text,
-        statements: nouls.filter(({ a }) => a.type === 'noul' && !hasHints(a.question)).map((n) => n.statement),
-        direct: (statement) => yesNo.probability(rows(nouls.find((n) => n.statement === statement)!.q)[s]!),
-      })),
+    const nouls = asked.flatMap((a, q) =>
+      a.type === 'noul' ? [{ a, rows: rows(q), statement: statementOf(a.question) }] : [],
     );
-    const computed = (a: QuestionBranch & { type: 'noul' }) => (s: number) =>
-      hasHints(a.question) ? undefined : compared.probability(s, statementOf(a.question));
-    const decided = await Promise.all(
-      asked.map((a, q) =>
-        a.type === 'noul' ? this.noul(a, rows(q), computed(a)) : this.choose(a, rows(q), texts, session),
+    const comparable = nouls.filter(({ a }) => !hasHints(a.question));
+    const [compared, chosen] = await Promise.all([
+      yesNo.compared(
+        session,
+        jobs.map((job, s) => ({
+          prefix: job.prefix,
+          text: excerpts[s]!.text,
+          statements: comparable.map((n) => n.statement),
+          direct: (statement) => yesNo.probability(comparable.find((n) => n.statement === statement)!.rows[s]!),
+        })),
       ),
+      Promise.all(asked.flatMap((a, q) => (a.type === 'choice' ? [this.choose(a, rows(q), texts, session)] : []))),
+    ]);
+    const decided = nouls.map(({ a, rows, statement }) =>
+      this.noul(a, rows, (s) => (hasHints(a.question) ? undefined : compared.probability(s, statement))),
     );
-    const all = [...decided, ...rated];
+    const all = [...decided, ...chosen, ...rated];
     const read = new Map(all.map((d) => [d.id, d.answers]));
     const promptTokens = promptTokensOf(scored) + promptTokensOf(compared.scored) + promptTokensOf(all);
     const body = texts.map((_, s) => {
