@@ -1,6 +1,5 @@
 // yes-no: the probability that a statement is true of a text, from the model's log-probabilities
 // of answering "Yes" versus "No" after one shared prefill of the text.
-import type { ScoreResult } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
 import { ERRORS } from '../errors.js';
 import { charsOf, type BilledBody } from './billing.js';
@@ -70,7 +69,7 @@ export class YesNo {
   async compared(
     session: Session,
     reads: { prefix: Int32Array; text: string; statements: string[]; direct: (statement: string) => number }[],
-  ): Promise<{ probability: (read: number, statement: string) => number; scored: ScoreResult[] }> {
+  ): Promise<{ probability: (read: number, statement: string) => number; promptTokens: number }> {
     const planned = reads.map((r) => this.comparisons.job(r.prefix, r.text, r.statements));
     const jobs = planned.flatMap((p) => (p ? [p.job] : []));
     const scored = jobs.length === 0 ? [] : await session.score(jobs);
@@ -78,7 +77,8 @@ export class YesNo {
     const computed = planned.map((p, i) => p && this.comparisons.probabilities(p, scored[k++]!, reads[i]!.direct));
     return {
       probability: (read, statement) => computed[read]?.get(statement) ?? reads[read]!.direct(statement),
-      scored,
+      // The text was read once, for the statements: what the second job reads is its branches.
+      promptTokens: promptTokensOf(scored) - jobs.reduce((n, j) => n + j.prefix.length, 0),
     };
   }
 
@@ -179,7 +179,7 @@ export class YesNo {
         input.when_true,
         input.when_false,
       ),
-      inputTokens: promptTokensOf(scored) + promptTokensOf(compared.scored) + headed.promptTokens,
+      inputTokens: promptTokensOf(scored) + compared.promptTokens + headed.promptTokens,
       ...(headed.ids.length > 0 ? { heads: headed.ids } : {}),
     };
   }
