@@ -69,7 +69,8 @@ const score = (jobs: ScoreJob[]) => scoreRound(engine, jobs);
 
 const items: Item[] = [...devRateItems(), ...jevbench(Number(values['per-domain']))];
 const READINGS = values.readings.split(',');
-const asksRate = READINGS.some((k) => ['shipped', 'both-ways', 'zero-shot', 'zero-shot-both-ways'].includes(k)); // rate's own jobs
+const asksBothWays = READINGS.some((k) => ['both-ways', 'zero-shot-both-ways'].includes(k)); // reversed too
+const asksRate = asksBothWays || READINGS.some((k) => ['shipped', 'zero-shot'].includes(k)); // rate's own jobs
 const asksShared = READINGS.some((k) => k.startsWith('shared-')); // rate after the shared reading
 type Picks = Record<string, number[]>;
 const yesNo = new YesNo(engine);
@@ -106,26 +107,36 @@ async function shared(item: Item): Promise<{ z: number[]; readout: number[] }> {
   return { z: normalise(z), readout: normalise(readout!.scores(z, read!)) };
 }
 const rows: { item: Item; p: Picks }[] = [];
-let shippedMs = 0; // rate's jobs, both ways round, summed over the items (two cold prefills of each text)
+let shippedMs = 0; // rate's jobs as listed, summed over the items (a cold prefill of each text)
+let bothWaysMs = 0; // as listed and reversed, likewise (both readings a both-ways score needs)
 let sharedMs = 0; // the shared reading's two jobs, likewise
 const started = performance.now();
 for (const [n, item] of items.entries()) {
   const p: Picks = {};
   if (asksRate) {
     const t0 = performance.now();
-    // The scale as listed and reversed; each reversed level's score mapped back to its place.
     const listed = await rate.levelReadings(score, [item.text], item.scale, [readout.layer], item.question);
-    const back = await rate.levelReadings(score, [item.text], item.scale.toReversed(), [readout.layer], item.question);
     shippedMs += performance.now() - t0;
     const z = listed.z[0]!;
-    const zBack = back.z[0]!.toReversed();
     const s = readout.scores(z, listed.read[0]!);
-    const sBack = readout.scores(back.z[0]!, back.read[0]!).toReversed();
-    const mean = (xs: number[], ys: number[]) => xs.map((x, k) => (x + ys[k]!) / 2);
     p.shipped = normalise(s);
-    p['both-ways'] = normalise(mean(s, sBack));
     p['zero-shot'] = normalise(z);
-    p['zero-shot-both-ways'] = normalise(mean(z, zBack));
+    if (asksBothWays) {
+      // The scale reversed as well; each reversed level's score mapped back to its place.
+      const back = await rate.levelReadings(
+        score,
+        [item.text],
+        item.scale.toReversed(),
+        [readout.layer],
+        item.question,
+      );
+      bothWaysMs += performance.now() - t0;
+      const zBack = back.z[0]!.toReversed();
+      const sBack = readout.scores(back.z[0]!, back.read[0]!).toReversed();
+      const mean = (xs: number[], ys: number[]) => xs.map((x, k) => (x + ys[k]!) / 2);
+      p['both-ways'] = normalise(mean(s, sBack));
+      p['zero-shot-both-ways'] = normalise(mean(z, zBack));
+    }
   }
   if (READINGS.includes('as-choice')) {
     const labels = item.scale.map((name) => ({ name }));
@@ -177,6 +188,7 @@ for (const row of table) {
 // The mean time of rate's jobs per item, for the readings this run asked.
 const timed: [string, boolean, number][] = [
   ['shipped', asksRate, shippedMs],
+  ['both-ways', asksBothWays, bothWaysMs],
   ['shared', asksShared, sharedMs],
 ];
 const meanMs = Object.fromEntries(timed.filter(([, asked]) => asked).map(([name, , ms]) => [name, ms / items.length]));

@@ -8,7 +8,7 @@ export interface Cost {
 /** What the given readings cost together; a reading not asked (undefined) costs nothing. */
 export function costOf(...readings: (Cost | undefined)[]): Cost {
   return {
-    promptTokens: readings.reduce((n, r) => n + (r?.promptTokens ?? 0), 0),
+    promptTokens: promptTokensOf(readings.filter((r) => r !== undefined)),
     decodeMs: readings.reduce((n, r) => n + (r?.decodeMs ?? 0), 0),
   };
 }
