@@ -6,7 +6,7 @@
 // else stays the model's reading alone.
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import { numberIn } from './numbers.js';
-import type { Prompt } from './prompt.js';
+import { concat, type Prompt } from './prompt.js';
 
 export type Operator = '>' | '>=' | '<' | '<=';
 
@@ -213,11 +213,4 @@ function longer(options: Int32Array[]): number[][] {
     const above = options.flatMap((x, j) => (extends_(x, o) ? [j] : []));
     return above.filter((j) => !above.some((k) => k !== j && extends_(options[j]!, options[k]!)));
   });
-}
-
-function concat(a: Int32Array, b: Int32Array): Int32Array {
-  const out = new Int32Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
 }

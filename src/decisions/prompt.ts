@@ -87,7 +87,8 @@ export function claimLines(claim: string, hints: { when_true?: string; when_fals
   );
 }
 
-function concat(a: Int32Array, b: Int32Array): Int32Array {
+/** Two token arrays, one after the other. */
+export function concat(a: Int32Array, b: Int32Array): Int32Array {
   const out = new Int32Array(a.length + b.length);
   out.set(a);
   out.set(b, a.length);
