@@ -45,6 +45,10 @@ const WORD_NUMBER =
 const NUMBER = String.raw`\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*(?:thousand|million|billion)\b)?%?|\b(?:${WORD_NUMBER})\b`;
 const UNIT = String.raw`\s*(minutes?|hours?|days?|weeks?|months?|years?)?`;
 
+// A number a text states: not a piece of a date, a time, a phone number or an identifier
+// ("2026-03-01", "09:03", "459-2331").
+const STATED = new RegExp(String.raw`(?<![\w/:.-])(${NUMBER})(?![\w/:-]|\.\d)${UNIT}`, 'gi');
+
 // [pattern, operator]: the number is the pattern's first group, its unit the second (or third).
 const PATTERNS: [RegExp, Operator][] = [
   [new RegExp(String.raw`(?<!\bno )\b(?:more|greater|longer|older|later) than (${NUMBER})${UNIT}`, 'g'), '>'],
@@ -97,10 +101,8 @@ export function comparisonIn(question: string): Comparison | undefined {
 
 /** Every number `text` states, once per way it is written, in the order it first appears. */
 export function quantitiesIn(text: string): Quantity[] {
-  // Not a piece of a date, a time, a phone number or an identifier ("2026-03-01", "09:03", "459-2331").
-  const pattern = new RegExp(String.raw`(?<![\w/:.-])(${NUMBER})(?![\w/:-]|\.\d)${UNIT}`, 'gi');
   const seen = new Map<string, Quantity>();
-  for (const m of text.matchAll(pattern)) {
+  for (const m of text.matchAll(STATED)) {
     const asWritten = m[1]!.trim();
     const written = asWritten.replace(/[$%]/g, '');
     const value = valueOf(written);
@@ -127,9 +129,9 @@ export function holds(c: Comparison, q: Pick<Quantity, 'value' | 'unit'>): boole
   }
 }
 
+/** The value of a number as written, its currency or percent sign aside. */
 function valueOf(written: string): number | undefined {
-  const bare = written.replace(/[$%]/g, '');
-  return numberIn(bare);
+  return numberIn(written.replace(/[$%]/g, ''));
 }
 
 function unitOf(word: string | undefined): { unit?: TimeUnit } {
@@ -169,8 +171,9 @@ export class Comparisons {
       const comparison = comparisonIn(question);
       return comparison ? [{ question, comparison }] : [];
     });
+    if (asked.length === 0) return undefined;
     const quantities = quantitiesIn(text);
-    if (asked.length === 0 || quantities.length === 0) return undefined;
+    if (quantities.length === 0) return undefined;
     const reply = this.prompt.option(REPLY);
     const branches = asked.map(({ question }) => concat(this.prompt.branch(ASK_QUANTITY(question)), reply));
     const forms = quantities.flatMap((q, k) => q.forms.map((f) => ({ reply: ` ${f}`, of: k })));

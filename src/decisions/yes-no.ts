@@ -137,25 +137,25 @@ export class YesNo {
       const b = jobs[k]!.open.indexOf(s);
       return this.probability(scored[k]!.logprobs.subarray(b * n, (b + 1) * n));
     };
-    const withText = jobs.flatMap((j, k) => (groups[j.group]!.text === undefined ? [] : [k]));
+    // Statements judged on their own, or with hints, are not read as comparisons.
+    const comparable = (j: (typeof jobs)[number]) =>
+      groups[j.group]!.text === undefined || Object.keys(hints).length > 0 ? [] : j.open;
     const compared = await this.compared(
       session,
-      withText.map((k) => ({
-        prefix: jobs[k]!.job.prefix,
-        text: read[jobs[k]!.group]!.text,
-        statements: Object.keys(hints).length > 0 ? [] : jobs[k]!.open,
+      jobs.map((j, k) => ({
+        prefix: j.job.prefix,
+        text: read[j.group]?.text ?? '',
+        statements: comparable(j),
         direct: direct(k),
       })),
     );
-    const readOf = new Map(withText.map((k, r) => [jobs[k]!.group, r]));
     const jobOf = new Map(jobs.map((j, k) => [j.group, k]));
 
     const judged = groups.map((g, i) =>
       g.statements.map((s) => {
         const p = g.text === undefined ? undefined : headed.decided.get(s)?.[i];
         if (p !== undefined) return { statement: s, answer: p >= 0.5, probability: p };
-        const r = readOf.get(i);
-        const probability = r === undefined ? direct(jobOf.get(i)!)(s) : compared.probability(r, s);
+        const probability = compared.probability(jobOf.get(i)!, s);
         return { statement: s, answer: probability >= 0.5, probability };
       }),
     );
