@@ -4,7 +4,9 @@
 // accuracy), listed in the set's own orders (label-jobs.ts): each listing's scores are calibrated
 // against the label set's prior in the same listing (label-priors.ts) and the decision is their
 // average, so it does not depend on the order the request lists its labels in. A question, when
-// the asker gives one (System One's choice instructions), is read with the labels. The figures:
+// the asker gives one (System One's choice instructions), is read with the labels. A label whose
+// description states when it applies ("deny: Refuse the return: the item was opened, or ...") also
+// gains the evidence of those conditions, each asked as yes-no asks it (conditions.ts). The figures:
 // docs/performance.md, "Where the decision code's constants come from".
 import type { ScoreJob, ScoreResult } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
@@ -15,6 +17,8 @@ import { LabelJobs, type LabelOrders } from './label-jobs.js';
 import { calibrated, LabelPriors } from './label-priors.js';
 import { labelChars, labelsOf, type Label } from './labels.js';
 import { Reading } from './reading.js';
+import { Conditions } from './conditions.js';
+import { YesNo } from './yes-no.js';
 import { shaped, textsOf } from './texts.js';
 import type { HeadDecider } from './head-decider.js';
 import { optionsJob, type OptionReadout } from './option-readout.js';
@@ -42,6 +46,11 @@ function gap(z: number[]): number {
   return a! - b!;
 }
 
+/** Each text's label scores with every given evidence (nats per label, one row per text) added. */
+function added(...evidence: (number[][] | undefined)[]): (z: number[], i: number) => number[] {
+  return (z, i) => evidence.reduce<number[]>((acc, e) => (e ? acc.map((x, k) => x + e[i]![k]!) : acc), z);
+}
+
 function mean(zs: number[][]): number[] {
   return zs[0]!.map((_, i) => zs.reduce((s, z) => s + z[i]!, 0) / zs.length);
 }
@@ -64,6 +73,7 @@ export interface ClassifyOptions {
 
 export class Classify {
   private readonly reading: Reading;
+  private readonly conditions: Conditions;
   private readonly jobs: LabelJobs;
   private readonly priors: LabelPriors; // of the labels in the set's own orders
   private readonly askedPriors: LabelPriors; // of the labels in the request's order (the trained readout's)
@@ -74,6 +84,7 @@ export class Classify {
     private readonly readout?: OptionReadout,
   ) {
     this.reading = new Reading(engine);
+    this.conditions = new Conditions(new YesNo(engine));
     this.jobs = new LabelJobs(this.reading);
     this.priors = new LabelPriors(this.jobs, 'own');
     this.askedPriors = new LabelPriors(this.jobs, 'asked');
@@ -112,16 +123,17 @@ export class Classify {
     asked: ClassifyOptions = {},
   ): Promise<{ results: ClassifyResult[]; cost: Cost[] }> {
     const { question, evidence, first: given, listedFirst } = asked;
-    const withEvidence = (z: number[], i: number): number[] => (evidence ? z.map((x, k) => x + evidence[i]![k]!) : z);
-    if (this.readout) return this.readOut(this.readout, session, texts, labels, withEvidence);
+    if (this.readout) return this.readOut(this.readout, session, texts, labels, evidence);
     const orders = listedFirst ? 'asked' : ordersOf(labels);
     const [prior, scored] = await Promise.all([
       this.priorOf(session, labels, orders, question),
       given ? undefined : session.score(texts.map((t) => this.jobs.job(t, labels, question, orders))),
     ]);
     const read = given ?? scored!.map((r) => r.logprobs);
+    const conditioned = await this.conditioned(session, texts, labels);
+    const withEvidence = added(evidence, conditioned?.evidence);
     const z = read.map((flat) => mean(rows(calibrated(flat, prior), labels.length)));
-    const cost = texts.map((_, i) => costOf(scored?.[i]));
+    const cost = texts.map((_, i) => costOf(scored?.[i], conditioned?.cost[i]));
     const close = texts.flatMap((_, i) =>
       listedFirst && labels.length > 2 && ordersOf(labels) === 'own' && gap(withEvidence(z[i]!, i)) < CLOSE ? [i] : [],
     );
@@ -148,11 +160,22 @@ export class Classify {
     session: Session,
     texts: string[],
     labels: Label[],
-    withEvidence: (z: number[], i: number) => number[],
+    evidence?: number[][],
   ): Promise<{ results: ClassifyResult[]; cost: Cost[] }> {
     const { z, first, read } = await this.optionReadings(session, texts, labels, readout.layer);
+    const conditioned = await this.conditioned(session, texts, labels);
+    const withEvidence = added(evidence, conditioned?.evidence);
     const results = z.map((zi, i) => this.result(labels, normalise(withEvidence(readout.scores(zi, read[i]!), i))));
-    return { results, cost: first.map((r, i) => costOf(r, read[i])) };
+    return { results, cost: first.map((r, i) => costOf(r, read[i], conditioned?.cost[i])) };
+  }
+
+  /** The evidence of the labels' conditions (conditions.ts), read after each text's shared reading. */
+  private conditioned(session: Session, texts: string[], labels: Label[]) {
+    const reads = texts.map((t) => {
+      const excerpt = this.reading.reader.sample(t);
+      return { prefix: this.reading.prefix(t, excerpt), text: excerpt.text };
+    });
+    return this.conditions.evidence(session, reads, labels);
   }
 
   /**

@@ -108,7 +108,7 @@ export class SystemOne {
     );
     const all = [...decided, ...chosen, ...rated];
     const read = new Map(all.map((d) => [d.id, d.answers]));
-    const promptTokens = promptTokensOf(scored) + compared.promptTokens + promptTokensOf(all);
+    const promptTokens = promptTokensOf([...scored, ...compared.cost, ...all]);
     const body = texts.map((_, s) => {
       const answered = new Map([...read].map(([id, answers]) => [id, answers[s]!]));
       return Object.fromEntries(

@@ -1,9 +1,10 @@
 // yes-no: the probability that a statement is true of a text, from the model's log-probabilities
 // of answering "Yes" versus "No" after one shared prefill of the text.
+import type { ScoreResult } from '../binding.js';
 import type { Engine, Session } from '../engine/engine.js';
 import { ERRORS } from '../errors.js';
 import { charsOf, type BilledBody } from './billing.js';
-import { promptTokensOf } from './cost.js';
+import { costOf, promptTokensOf, type Cost } from './cost.js';
 import { Comparisons } from './comparison.js';
 import { calibration, platt } from './distribution.js';
 import { claimLines, Prompt } from './prompt.js';
@@ -69,16 +70,47 @@ export class YesNo {
   async compared(
     session: Session,
     reads: { prefix: Int32Array; text: string; statements: string[]; direct: (statement: string) => number }[],
-  ): Promise<{ probability: (read: number, statement: string) => number; promptTokens: number }> {
+  ): Promise<{ probability: (read: number, statement: string) => number; cost: Cost[] }> {
     const planned = reads.map((r) => this.comparisons.job(r.prefix, r.text, r.statements));
     const jobs = planned.flatMap((p) => (p ? [p.job] : []));
     const scored = jobs.length === 0 ? [] : await session.score(jobs);
     let k = 0;
-    const computed = planned.map((p, i) => p && this.comparisons.probabilities(p, scored[k++]!, reads[i]!.direct));
+    const read = planned.map((p) => (p ? { p, result: scored[k++]! } : undefined));
+    const computed = read.map((r, i) => r && this.comparisons.probabilities(r.p, r.result, reads[i]!.direct));
     return {
-      probability: (read, statement) => computed[read]?.get(statement) ?? reads[read]!.direct(statement),
-      // The text was read once, for the statements: what the second job reads is its branches.
-      promptTokens: promptTokensOf(scored) - jobs.reduce((n, j) => n + j.prefix.length, 0),
+      probability: (at, statement) => computed[at]?.get(statement) ?? reads[at]!.direct(statement),
+      cost: read.map((r) => (r ? branchesCost(r.result, r.p.job.prefix) : costOf())),
+    };
+  }
+
+  /**
+   * The P(true) of each read's `statements` after its `prefix` (the shared reading of `text`, which
+   * the caller has read): one job of their branches, then their comparisons. What a decision built
+   * on yes-no asks of a text it reads (classify's option conditions, conditions.ts).
+   */
+  async judged(
+    session: Session,
+    reads: { prefix: Int32Array; text: string; statements: string[] }[],
+  ): Promise<{ probability: (read: number, statement: string) => number; cost: Cost[] }> {
+    const scored = await session.score(
+      reads.map((r) => ({
+        prefix: r.prefix,
+        branches: r.statements.map((s) => this.branch(s)),
+        options: this.options,
+      })),
+    );
+    const n = this.options.length;
+    const direct = (i: number) => (s: string) => {
+      const b = reads[i]!.statements.indexOf(s);
+      return this.probability(scored[i]!.logprobs.subarray(b * n, (b + 1) * n));
+    };
+    const compared = await this.compared(
+      session,
+      reads.map((r, i) => ({ ...r, direct: direct(i) })),
+    );
+    return {
+      probability: compared.probability,
+      cost: reads.map((r, i) => costOf(branchesCost(scored[i]!, r.prefix), compared.cost[i])),
     };
   }
 
@@ -179,7 +211,7 @@ export class YesNo {
         input.when_true,
         input.when_false,
       ),
-      inputTokens: promptTokensOf(scored) + compared.promptTokens + headed.promptTokens,
+      inputTokens: promptTokensOf([...scored, ...compared.cost]) + headed.promptTokens,
       ...(headed.ids.length > 0 ? { heads: headed.ids } : {}),
     };
   }
@@ -208,6 +240,11 @@ export class YesNo {
     }
     return { decided, ids, promptTokens };
   }
+}
+
+/** What a job after a prefix the caller has read costs: its branches (the text is billed once). */
+function branchesCost(result: ScoreResult, prefix: Int32Array): Cost {
+  return { promptTokens: result.promptTokens - prefix.length, decodeMs: result.decodeMs };
 }
 
 /** The request's hints, the empty ones left out. */
