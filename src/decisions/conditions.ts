@@ -14,13 +14,16 @@ import type { YesNo } from './yes-no.js';
 // condition read as certain still leaves the listing's reading a say.
 const BOUND = 1e-4;
 
-/** The conditions a description states: what follows its first colon, split at semicolons, commas and "or". */
+// Where conditions part: a semicolon, a comma, an "or" (not the one of "3 or more", "30 days or less").
+const BETWEEN = /;|,? or (?!(?:more|less|fewer|longer|shorter|later|earlier)\b)|, /;
+
+/** The conditions a description states: what follows its first colon, one per "or", comma or semicolon. */
 export function conditionsOf(description: string | undefined): string[] {
   const colon = description?.indexOf(':') ?? -1;
   if (colon < 0) return [];
   return description!
     .slice(colon + 1)
-    .split(/;|,? or |, /)
+    .split(BETWEEN)
     .map((c) => c.trim().replace(/\.$/, ''))
     .filter(Boolean);
 }
