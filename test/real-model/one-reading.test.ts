@@ -149,3 +149,28 @@ t.test('a comparing noul is yes-no asked the same: the number the text gives, co
   t.ok(p[0]! > 0.8, `$2821 is more than $500: ${p[0]}`);
   t.ok(p[1]! < 0.2, `$262 is not: ${p[1]}`);
 });
+
+t.test('a choice whose options state conditions is classify asked the same: the condition met decides', async (t) => {
+  const returns = [
+    'My blender arrived 45 days ago. I have used it every day, and now I would like to send it back for my money.',
+    'You sent me a kettle instead of the blender I ordered. It arrived yesterday.',
+    'The blender arrived 5 days ago and is still sealed in its box; I changed my mind and want my money back.',
+  ];
+  const rules = {
+    refund: 'Refund the customer: an unopened return within 30 days',
+    deny: 'Refuse the return: the item was opened, or it was delivered more than 30 days ago',
+    replace: 'Send a replacement: the wrong item was sent',
+  };
+  const out = await systemOne(returns, { decision: { type: 'choice', criteria: rules } });
+  const typed = (await decide(engine, s.classify, { texts: returns, labels: rules })).body as {
+    results: ClassifyResult[];
+  };
+  out.body.forEach((a, i) => {
+    const got = a.decision as { choice: string; probabilities: Record<string, number> };
+    for (const name of Object.keys(rules)) close(t, got.probabilities[name]!, typed.results[i]!.scores[name]!, name);
+  });
+  t.same(
+    out.body.map((a) => (a.decision as { choice: string }).choice),
+    ['deny', 'replace', 'refund'],
+  );
+});
