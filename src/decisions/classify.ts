@@ -171,11 +171,12 @@ export class Classify {
 
   /** The evidence of the labels' conditions (conditions.ts), read after each text's shared reading. */
   private conditioned(session: Session, texts: string[], labels: Label[]) {
-    const reads = texts.map((t) => {
-      const excerpt = this.reading.reader.sample(t);
-      return { prefix: this.reading.prefix(t, excerpt), text: excerpt.text };
-    });
-    return this.conditions.evidence(session, reads, labels);
+    return this.conditions.evidence(session, labels, () =>
+      texts.map((t) => {
+        const excerpt = this.reading.reader.sample(t);
+        return { prefix: this.reading.prefix(t, excerpt), text: excerpt.text };
+      }),
+    );
   }
 
   /**

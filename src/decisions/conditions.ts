@@ -46,23 +46,25 @@ export class Conditions {
   constructor(private readonly yesNo: YesNo) {}
 
   /**
-   * Per read text, each label's evidence from its conditions, read after the text's `prefix`;
-   * undefined when no label states a condition. `cost`: what each text's reading of them took.
+   * Per text, each label's evidence from its conditions, read after the text's `prefix`; undefined
+   * when no label states a condition (and `reads`, each text's prefix and read text, is not built).
+   * `cost`: what each text's reading of them took.
    */
   async evidence(
     session: Session,
-    reads: { prefix: Int32Array; text: string }[],
     labels: Label[],
+    reads: () => { prefix: Int32Array; text: string }[],
   ): Promise<{ evidence: number[][]; cost: Cost[] } | undefined> {
     const questions = labels.map((l) => conditionsOf(l.description).map(conditionQuestion));
     const statements = [...new Set(questions.flat())];
     if (statements.length === 0) return undefined;
+    const read = reads();
     const judged = await this.yesNo.judged(
       session,
-      reads.map((r) => ({ ...r, statements })),
+      read.map((r) => ({ ...r, statements })),
     );
     return {
-      evidence: reads.map((_, i) => evidenceOf(questions.map((qs) => qs.map((q) => judged.probability(i, q))))),
+      evidence: read.map((_, i) => evidenceOf(questions.map((qs) => qs.map((q) => judged.probability(i, q))))),
       cost: judged.cost,
     };
   }

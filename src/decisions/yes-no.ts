@@ -61,6 +61,13 @@ export class YesNo {
     return platt(calibration['yes-no'], Math.log(yes) - Math.log(no));
   }
 
+  /** `statement`'s P(true) from a job whose branches asked `statements`, in that order. */
+  private probabilityOf(result: ScoreResult, statements: string[], statement: string): number {
+    const n = this.options.length;
+    const b = statements.indexOf(statement);
+    return this.probability(result.logprobs.subarray(b * n, (b + 1) * n));
+  }
+
   /**
    * Each read text's statements' P(true): `direct` (its branch's probability), except for a
    * statement that compares a quantity with a number (comparison.ts), which is read again in one job
@@ -99,14 +106,9 @@ export class YesNo {
         options: this.options,
       })),
     );
-    const n = this.options.length;
-    const direct = (i: number) => (s: string) => {
-      const b = reads[i]!.statements.indexOf(s);
-      return this.probability(scored[i]!.logprobs.subarray(b * n, (b + 1) * n));
-    };
     const compared = await this.compared(
       session,
-      reads.map((r, i) => ({ ...r, direct: direct(i) })),
+      reads.map((r, i) => ({ ...r, direct: (s: string) => this.probabilityOf(scored[i]!, r.statements, s) })),
     );
     return {
       probability: compared.probability,
@@ -164,11 +166,7 @@ export class YesNo {
       return [{ group: i, open, job }];
     });
     const scored = await session.score(jobs.map((j) => j.job));
-    const n = this.options.length;
-    const direct = (k: number) => (s: string) => {
-      const b = jobs[k]!.open.indexOf(s);
-      return this.probability(scored[k]!.logprobs.subarray(b * n, (b + 1) * n));
-    };
+    const direct = (k: number) => (s: string) => this.probabilityOf(scored[k]!, jobs[k]!.open, s);
     // Statements judged on their own, or with hints, are not read as comparisons.
     const comparable = (j: (typeof jobs)[number]) =>
       groups[j.group]!.text === undefined || Object.keys(hints).length > 0 ? [] : j.open;
