@@ -45,9 +45,16 @@ const WORD_NUMBER =
 const NUMBER = String.raw`\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:\s*(?:thousand|million|billion)\b)?%?|\b(?:${WORD_NUMBER})\b`;
 const UNIT = String.raw`\s*(minutes?|hours?|days?|weeks?|months?|years?)?`;
 
+// Counts written as ordinals ("my first return", "the third time"); not "second", which is as
+// often a unit of time.
+const ORDINALS = new Map(
+  Object.entries({ first: 1, third: 3, fourth: 4, fifth: 5, sixth: 6, seventh: 7, eighth: 8, ninth: 9, tenth: 10 }),
+);
+const ORDINAL = [...ORDINALS.keys()].join('|');
+
 // A number a text states: not a piece of a date, a time, a phone number or an identifier
-// ("2026-03-01", "09:03", "459-2331").
-const STATED = new RegExp(String.raw`(?<![\w/:.-])(${NUMBER})(?![\w/:-]|\.\d)${UNIT}`, 'gi');
+// ("2026-03-01", "09:03", "459-2331"); or an ordinal (its count, no unit).
+const STATED = new RegExp(String.raw`(?<![\w/:.-])(${NUMBER})(?![\w/:-]|\.\d)${UNIT}|\b(${ORDINAL})\b`, 'gi');
 
 // [pattern, operator]: the number is the pattern's first group, its unit the second (or third).
 const PATTERNS: [RegExp, Operator][] = [
@@ -99,17 +106,34 @@ export function comparisonIn(question: string): Comparison | undefined {
   return found.length === 1 ? found[0] : undefined;
 }
 
-/** Every number `text` states, once per way it is written, in the order it first appears. */
+/**
+ * Every number `text` states, once per way it is written, in the order it first appears. A number
+ * in words ("Two users", "the third time") is offered in digits as well, since a reply asked for a
+ * number tends to write digits. A form belongs to the first number that has it.
+ */
 export function quantitiesIn(text: string): Quantity[] {
   const seen = new Map<string, Quantity>();
+  const taken = new Set<string>();
+  const add = (q: Quantity, forms: string[]) => {
+    for (const f of forms) {
+      if (taken.has(f)) continue;
+      taken.add(f);
+      q.forms.push(f);
+    }
+  };
   for (const m of text.matchAll(STATED)) {
-    const asWritten = m[1]!.trim();
+    const asWritten = (m[1] ?? m[3]!).trim();
     const written = asWritten.replace(/[$%]/g, '');
-    const value = valueOf(written);
     const known = seen.get(written);
-    if (known && !known.forms.includes(asWritten)) known.forms.push(asWritten);
-    if (value === undefined || known) continue;
-    seen.set(written, { written, forms: [...new Set([written, asWritten])], value, ...unitOf(m[2]) });
+    if (known) {
+      add(known, [asWritten]);
+      continue;
+    }
+    const value = m[3] ? ORDINALS.get(written.toLowerCase()) : valueOf(written);
+    if (value === undefined) continue;
+    const q: Quantity = { written, forms: [], value, ...unitOf(m[2]) };
+    add(q, [written, asWritten, ...(/\d/.test(written) ? [] : [String(value)])]);
+    if (q.forms.length > 0) seen.set(written, q);
   }
   return [...seen.values()];
 }

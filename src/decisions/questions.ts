@@ -34,6 +34,28 @@ export function definitionOf(q: Question): Definition | undefined {
   return { capability: 'rate', scale: q.criteria.map(render) };
 }
 
+/** An option that says yes, or no: its name and, when it has one, its description. */
+const YES = /^(?:yes|true)\.?$/i;
+const NO = /^(?:no|false)\.?$/i;
+
+/**
+ * A choice or score that asks a yes/no question: instructions, and two options, one that says yes
+ * and one that says no ({yes: "Yes", no: "No"}, ["False", "True"]). It is the noul its instructions
+ * ask, so it gets the noul's P(yes): `yes` is the index of its option that says so.
+ */
+export function yesNoOf(q: Question): { statement: string; yes: number } | undefined {
+  if (q.type === 'noul' || q.instructions == null) return undefined;
+  const options =
+    q.type === 'choice'
+      ? Object.entries(q.criteria).map(([name, d]) => [name, ...(d == null ? [] : [render(d)])])
+      : q.criteria.map((l) => [render(l)]);
+  if (options.length !== 2) return undefined;
+  const says = (re: RegExp) => options.findIndex((words) => words.every((w) => re.test(w.trim())));
+  const yes = says(YES);
+  const no = says(NO);
+  return yes >= 0 && no >= 0 && yes !== no ? { statement: render(q.instructions), yes } : undefined;
+}
+
 /** A noul's criteria as yes-no's hints. */
 export function hintsOf(q: Question & { type: 'noul' }): Hints {
   return {

@@ -2,11 +2,12 @@
 // it asks: a noul is yes-no's (its criteria as when_true / when_false), a choice classify's (the
 // criteria as labels with their descriptions) and a score rate's (the criteria as the scale), the
 // instructions read as the question, so each gets the numbers its typed route gives for the same
-// text. Nouls and choices read the state's shared reading (reading.ts): the state is the prefix of
-// one job and each of them branches after it (a noul one, a choice one per listing of its options),
-// so the state is prefilled once for all of them. A score is read as rate reads, its scale before
-// the state (a job of its own per state). A question's branches and options depend only on that
-// question, so an answer does not change with
+// text. A choice or score whose two options say yes and no asks its instructions as a noul does,
+// and gets the noul's P(yes) (questions.ts, yesNoOf). Nouls and choices read the state's shared
+// reading (reading.ts): the state is the prefix of one job and each of them branches after it (a
+// noul one, a choice one per listing of its options), so the state is prefilled once for all of
+// them. A score is read as rate reads, its scale before the state (a job of its own per state). A
+// question's branches and options depend only on that question, so an answer does not change with
 // the other questions of the request or their order (the options of the job are the union of every
 // question's, and each answer reads only its own). Which decision a question asks: questions.ts.
 import type { ScoreJob } from '../binding.js';
@@ -20,7 +21,7 @@ import type { Rate } from './rate.js';
 import { Reading } from './reading.js';
 import type { YesNo } from './yes-no.js';
 import type { HeadDecider, HeadDecision } from './head-decider.js';
-import { definitionOf, hintsOf, labelsOf, render, type Answers, type SystemOneAnswer } from './questions.js';
+import { definitionOf, hintsOf, labelsOf, render, yesNoOf, type Answers, type SystemOneAnswer } from './questions.js';
 
 /** A question's answers, one per state, and what reading them cost beyond the shared job. */
 interface QuestionAnswers {
@@ -54,7 +55,9 @@ export class SystemOne {
     const texts = states.map(render);
     // A question whose decision has a fitted head is answered by it; the others are read as usual.
     const byHeads = await this.byHeads(questions, texts, session);
-    const open = Object.entries(questions).filter(([id]) => !byHeads.has(id));
+    const open = Object.entries(questions)
+      .filter(([id]) => !byHeads.has(id))
+      .map(([id, q]) => [id, asNoul(q)] as const);
     const asked = open.flatMap(([id, q]) => (q.type === 'score' ? [] : [this.ask(id, q)]));
     const scores = open.flatMap(([id, q]) => (q.type === 'score' ? [{ id, q }] : []));
     // The union of every question's options; each question keeps the indices of its own.
@@ -91,6 +94,7 @@ export class SystemOne {
       a.type === 'noul' ? [{ a, rows: rows(q), statement: statementOf(a.question) }] : [],
     );
     const comparable = nouls.filter(({ a }) => !hasHints(a.question));
+    const rowsOf = new Map(comparable.map((n) => [n.statement, n.rows])); // a statement's rows are its branch's
     const [compared, chosen] = await Promise.all([
       yesNo.compared(
         session,
@@ -98,7 +102,7 @@ export class SystemOne {
           prefix: job.prefix,
           text: excerpts[s]!.text,
           statements: comparable.map((n) => n.statement),
-          direct: (statement) => yesNo.probability(comparable.find((n) => n.statement === statement)!.rows[s]!),
+          direct: (statement) => yesNo.probability(rowsOf.get(statement)![s]!),
         })),
       ),
       Promise.all(asked.flatMap((a, q) => (a.type === 'choice' ? [this.choose(a, rows(q), texts, session)] : []))),
@@ -114,7 +118,7 @@ export class SystemOne {
       return Object.fromEntries(
         Object.entries(questions).map(([id, q]) => {
           const l = byHeads.get(id);
-          return [id, l ? headAnswer(q, l.outcomes, l.probabilities[s]!) : answered.get(id)!];
+          return [id, l ? headAnswer(q, l.outcomes, l.probabilities[s]!) : answerTo(q, answered.get(id)!)];
         }),
       );
     });
@@ -123,7 +127,11 @@ export class SystemOne {
       body,
       inputChars:
         charsOf(texts) +
-        open.reduce((n, [, q]) => n + render(q.instructions ?? '').length + criteriaChars(q), 0) * states.length,
+        open.reduce(
+          (n, [id]) => n + render(questions[id]!.instructions ?? '').length + criteriaChars(questions[id]!),
+          0,
+        ) *
+          states.length,
       inputTokens: promptTokens + promptTokensOf([...byHeads.values()]),
       ...(heads.length > 0 ? { heads } : {}),
     };
@@ -213,6 +221,20 @@ export class SystemOne {
       promptTokens: promptTokensOf(cost),
     };
   }
+}
+
+/** A choice or score that asks yes or no as the noul it asks (yesNoOf); any other question as it is. */
+function asNoul(q: Question): Question {
+  const binary = yesNoOf(q);
+  return binary ? { type: 'noul', instructions: binary.statement } : q;
+}
+
+/** `q`'s answer from what was read for it: a yes/no choice or score from its noul's P(yes). */
+function answerTo(q: Question, read: SystemOneAnswer): SystemOneAnswer {
+  const binary = yesNoOf(q);
+  if (!binary || read.type !== 'noul' || q.type === 'noul') return read;
+  const p = [0, 1].map((k) => (k === binary.yes ? read.noul : 1 - read.noul));
+  return q.type === 'choice' ? choiceOf(Object.keys(q.criteria).map((name, k) => [name, p[k]!])) : scoreOf(q, p);
 }
 
 /** The statement a noul asks: its instructions, or BARE_NOUL. */

@@ -41,6 +41,24 @@ t.test('a text offers each number it states once, dates, times and identifiers a
     ],
   );
   t.same(quantitiesIn(text)[0]!.forms, ['262', '$262'], 'a reply may write it either way');
+  t.same(quantitiesIn(text)[2]!.forms, ['Two', '2'], 'a number in words is offered in digits too');
+  t.same(
+    quantitiesIn('This is the third time I return something; my first order was fine. I waited a second.').map((q) => [
+      q.written,
+      q.value,
+      q.forms,
+    ]),
+    [
+      ['third', 3, ['third', '3']],
+      ['first', 1, ['first', '1']],
+    ],
+    'an ordinal is its count, "second" is not read as one',
+  );
+  t.same(
+    quantitiesIn('Three users reported it; 3 more wrote in.').map((q) => q.forms),
+    [['Three', '3']],
+    'a form belongs to the first number that has it',
+  );
   t.same(quantitiesIn('No numbers here at all.'), []);
 });
 

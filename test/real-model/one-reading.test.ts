@@ -174,3 +174,26 @@ t.test('a choice whose options state conditions is classify asked the same: the 
     ['deny', 'replace', 'refund'],
   );
 });
+
+t.test('a choice or score of yes and no is the noul: the same P(yes) as yes-no', async (t) => {
+  const instructions = 'Does the customer report a payment problem?';
+  const out = await systemOne(TEXTS, {
+    noul: { type: 'noul', instructions },
+    choice: { type: 'choice', instructions, criteria: { no: 'No', yes: 'Yes' } },
+    score: { type: 'score', instructions, criteria: ['False', 'True'] },
+  });
+  const typed = await decide(engine, s.yesNo, { texts: TEXTS, statement: instructions });
+  const yesNo = (typed.body as { results: YesNoResult[] }).results;
+  out.body.forEach((a, i) => {
+    const p = yesNo[i]!.probability;
+    const choice = a.choice as { choice: string; probabilities: Record<string, number> };
+    const score = a.score as { score: number; probabilities: Record<string, number> };
+    close(t, (a.noul as { noul: number }).noul, p, `text ${i} noul`);
+    close(t, choice.probabilities.yes!, p, `text ${i} choice yes`);
+    close(t, choice.probabilities.no!, 1 - p, `text ${i} choice no`);
+    t.equal(choice.choice, p > 0.5 ? 'yes' : 'no', `text ${i}: the choice is the noul's answer`);
+    close(t, score.probabilities['1']!, p, `text ${i} score True`);
+    close(t, score.score, p, `text ${i} expected level`);
+  });
+  t.equal((out.body[0]!.choice as { choice: string }).choice, 'yes', 'charged twice: a payment problem');
+});
